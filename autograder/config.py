@@ -1,0 +1,55 @@
+"""Every setting of the autograder, in one place.
+
+Paths default to this repository's layout; the CLI lets instructors override the
+work dir and the gradebook URL, nothing else needs changing per course run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# nbgrader source notebooks: solutions, visible tests and hidden tests.
+SOLUTIONS_DIR = REPO_ROOT / "solutions"
+# Student notebooks generated from SOLUTIONS_DIR, committed, and pages of the book.
+RELEASE_DIR = REPO_ROOT / "chapters"
+
+# All grading state lives under one work dir (git-ignored).
+DEFAULT_WORKDIR = Path("grading")
+GRADEBOOK_FILE = "gradebook.db"
+RESULTS_DIR = "results"  # results/<student>/<notebook>.json: the record of one grading
+EXECUTED_DIR = "autograded"  # autograded/<student>/<notebook>.ipynb: contains hidden tests!
+
+COURSE_ID = "attention-course"
+KERNEL_NAME = "python3"
+
+# nbgrader's default is 30 s per cell; our cells take well under a second, so 60 s
+# only ever stops an infinite loop. A whole submission may not take longer than this:
+CELL_TIMEOUT_S = 60
+SUBMISSION_TIMEOUT_S = 600
+
+# Bump when the way a score is computed changes: cached results of an older
+# version are then graded again instead of reused.
+GRADER_VERSION = "1"
+
+# Environment of the grading kernels: deterministic hashing, no GUI backend,
+# no thread oversubscription when several kernels share the cores.
+KERNEL_ENV = {
+    "PYTHONHASHSEED": "0",
+    "MPLBACKEND": "Agg",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+def default_workers() -> int:
+    """One kernel per core: grading is CPU-bound (each kernel imports torch)."""
+    return max(1, os.cpu_count() or 1)
+
+
+def gradebook_url(workdir: Path, db_url: str | None = None) -> str:
+    """The SQLAlchemy URL of the gradebook: SQLite in the work dir unless one is given."""
+    if db_url:
+        return db_url
+    return f"sqlite:///{(Path(workdir) / GRADEBOOK_FILE).resolve()}"
