@@ -25,9 +25,8 @@ COURSE_ID = "attention-course"
 KERNEL_NAME = "python3"
 
 # nbgrader's default is 30 s per cell; our cells take well under a second, so 60 s
-# only ever stops an infinite loop. A whole submission may not take longer than this:
+# only ever stops an infinite loop (the cell then fails with CellTimeoutError).
 CELL_TIMEOUT_S = 60
-SUBMISSION_TIMEOUT_S = 600
 
 # Bump when the way a score is computed changes: cached results of an older
 # version are then graded again instead of reused.

@@ -1,0 +1,112 @@
+"""Command line: a thin layer over the pipeline's functions.
+
+    python -m autograder release [--check]
+    python -m autograder grade SUBMISSIONS [--workdir DIR] [--workers N] [--force]
+    python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
+    python -m autograder export --out grades.csv [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import config
+
+
+def _release(args: argparse.Namespace) -> int:
+    from autograder.release import SourceError, release
+
+    try:
+        stale = release(check=args.check)
+    except SourceError as exc:
+        print(f"solutions/ has problems:\n{exc}", file=sys.stderr)
+        return 1
+    if args.check:
+        if stale:
+            print("Out of date with solutions/ (run `make release` and commit):", file=sys.stderr)
+            for path in stale:
+                print(f"  {path.relative_to(config.REPO_ROOT)}", file=sys.stderr)
+            return 1
+        print("Student notebooks are in sync with solutions/.")
+        return 0
+    for path in stale:
+        print(f"wrote {path.relative_to(config.REPO_ROOT)}")
+    print(f"{len(stale)} notebook(s) updated." if stale else "Nothing to do: student notebooks are up to date.")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from autograder.grade import Options, grade
+
+    options = Options(
+        workdir=args.workdir,
+        db_url=args.db,
+        workers=args.workers,
+        force=args.force,
+        notebooks=args.notebook or None,
+        cell_timeout_s=args.timeout,
+    )
+    grade(args.submissions, options)
+    return 0
+
+
+def _feedback(args: argparse.Namespace) -> int:
+    from autograder.feedback import write_feedback
+
+    written = write_feedback(args.submissions, args.out, args.workdir)
+    print(f"Wrote {len(written)} feedback file(s) under {args.out}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from autograder.export import export_csv
+
+    rows = export_csv(args.out, args.workdir, args.db)
+    print(f"Wrote {rows} row(s) to {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="autograder", description="Release, grade and give feedback on the course's notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_workdir(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workdir", type=Path, default=config.DEFAULT_WORKDIR, help="grading state (default: grading/)")
+
+    p = sub.add_parser("release", help="generate the student notebooks in chapters/ from solutions/")
+    p.add_argument("--check", action="store_true", help="only check that the committed student notebooks are up to date")
+    p.set_defaults(func=_release)
+
+    p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<notebook>.ipynb with the hidden tests")
+    p.add_argument("submissions", type=Path)
+    with_workdir(p)
+    p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+    p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
+    p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
+    p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
+    p.add_argument("--timeout", type=int, default=config.CELL_TIMEOUT_S, help="seconds per cell (default: %(default)s)")
+    p.set_defaults(func=_grade)
+
+    p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
+    p.add_argument("submissions", type=Path)
+    p.add_argument("--out", type=Path, required=True)
+    with_workdir(p)
+    p.set_defaults(func=_feedback)
+
+    p = sub.add_parser("export", help="write the gradebook as CSV: one row per student and notebook")
+    p.add_argument("--out", type=Path, required=True)
+    with_workdir(p)
+    p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+    p.set_defaults(func=_export)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

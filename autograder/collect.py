@@ -1,0 +1,88 @@
+"""Find the submissions in a folder `SUBMISSIONS/<student>/<notebook>.ipynb`.
+
+Every student folder yields one Submission per released notebook. Problems that
+make a notebook ungradable before running anything (file missing, wrong name,
+empty, not JSON, not a notebook) are recorded on the Submission as `problem`, so
+the student still appears in the gradebook with 0 points and a reason instead of
+vanishing or stopping the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+# Student ids become folder names and gradebook keys: keep them boring.
+_STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class Submission:
+    student: str
+    notebook: str  # released notebook name, without .ipynb
+    path: Path | None  # None when the student did not hand in this notebook
+    problem: str | None = None  # why it cannot be graded, if known before running it
+    sha256: str = ""  # of the submitted bytes ("" when there are none)
+
+
+def _problem_with(path: Path, data: bytes) -> str | None:
+    if not data.strip():
+        return "the submitted file is empty"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the submitted file is not UTF-8 text (is it really a .ipynb notebook?)"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"the submitted file is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); was it edited outside Jupyter?"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises several unrelated types
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"the submitted file is JSON but not a valid Jupyter notebook: {first_line}"
+    return None
+
+
+def notebooks_present(submissions_dir: Path, released: list[str]) -> list[str]:
+    """The released notebooks that at least one student handed in.
+
+    A folder collected for one assignment should not report every other chapter as
+    missing; if nobody used a released name at all, every released notebook is
+    expected (and each student gets a 'wrong name' reason).
+    """
+    names = {p.stem for p in Path(submissions_dir).glob("*/*.ipynb")}
+    present = [name for name in released if name in names]
+    return present or list(released)
+
+
+def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
+    """One Submission per (student folder, notebook in `notebooks`), sorted by student then notebook."""
+    submissions_dir = Path(submissions_dir)
+    if not submissions_dir.is_dir():
+        raise FileNotFoundError(f"submissions folder {submissions_dir} does not exist")
+    found: list[Submission] = []
+    for student_dir in sorted(p for p in submissions_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        student = student_dir.name
+        if not _STUDENT_ID.match(student):
+            raise ValueError(f"student folder name {student!r} is not a usable student id (letters, digits, . _ @ + -)")
+        files = sorted(p for p in student_dir.iterdir() if p.is_file() and not p.name.startswith("."))
+        for name in notebooks:
+            path = student_dir / f"{name}.ipynb"
+            if path.exists():
+                data = path.read_bytes()
+                found.append(Submission(student, name, path, _problem_with(path, data), hashlib.sha256(data).hexdigest()))
+                continue
+            others = [p.name for p in files if p.name != f"{name}.ipynb"]
+            if others:
+                problem = f"no file named {name}.ipynb (found {', '.join(others)}); notebooks must keep their released name"
+            else:
+                problem = f"no file named {name}.ipynb was submitted"
+            found.append(Submission(student, name, None, problem))
+    return found

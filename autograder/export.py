@@ -1,0 +1,71 @@
+"""Export the gradebook as CSV: one row per student and notebook, one column per test cell.
+
+Scores come from nbgrader's gradebook (so manual grade changes made with nbgrader's
+tools show up); the reason a submission could not be graded normally comes from the
+result records in the work dir.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from autograder import config
+from autograder.gradebook import ensure_tools_on_path, load_results
+from autograder.notebooks import max_points, notebook_names, read, source_notebook
+
+FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
+
+
+def _cell_order(notebook: str, gradebook_cells: list[str]) -> list[str]:
+    """Test cells in the order of the source notebook (gradebook rows are unordered)."""
+    try:
+        ordered = list(max_points(read(source_notebook(notebook))))
+    except FileNotFoundError:
+        ordered = []
+    return [c for c in ordered if c in gradebook_cells] + sorted(set(gradebook_cells) - set(ordered))
+
+
+def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> tuple[list[str], list[dict]]:
+    from nbgrader.api import Gradebook
+
+    ensure_tools_on_path()
+    reasons = {(r.student, r.notebook): r.reason for r in load_results(workdir)}
+    columns: list[str] = []
+    out: list[dict] = []
+    db = config.gradebook_url(workdir, db_url)
+    if db.startswith("sqlite:///") and not Path(db[len("sqlite:///"):]).exists():
+        raise FileNotFoundError(f"no gradebook at {db[len('sqlite:///'):]}: run `autograder grade` first")
+    known = notebook_names()
+    with Gradebook(db, course_id=config.COURSE_ID) as gb:
+        assignments = sorted(gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name))
+        for assignment in assignments:
+            for notebook in assignment.notebooks:
+                cells = _cell_order(notebook.name, [c.name for c in notebook.grade_cells])
+                columns += [c for c in cells if c not in columns]
+                for submission in sorted(notebook.submissions, key=lambda s: s.student.id):
+                    grades = {g.name: g.score for g in submission.grades}
+                    row = {
+                        "student": submission.student.id,
+                        "notebook": notebook.name,
+                        "score": f"{submission.score:g}",
+                        "max_score": f"{submission.max_score:g}",
+                    }
+                    row.update({c: f"{grades.get(c, 0):g}" for c in cells})
+                    row["reason"] = reasons.get((submission.student.id, notebook.name), "")
+                    out.append(row)
+    return FIXED_COLUMNS + columns + ["reason"], out
+
+
+def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:
+    """Write the CSV (atomically); returns the number of rows."""
+    header, data = rows(workdir, db_url)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, restval="")
+        writer.writeheader()
+        writer.writerows(data)
+    tmp.replace(out_path)
+    return len(data)
