@@ -1,0 +1,56 @@
+# The two commands a newcomer needs:  make book   and   make test
+# Both create .venv (pinned in pyproject.toml) when it is missing or out of date.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: book serve test release check-release samples bench-grade clean help
+
+help:
+	@echo "make book          build the course website into _build/html"
+	@echo "make serve         serve _build/html on http://127.0.0.1:8000"
+	@echo "make test          run the whole test suite"
+	@echo "make release       regenerate the student notebooks in chapters/ from solutions/"
+	@echo "make check-release fail if chapters/ is out of date with solutions/"
+	@echo "make samples       write a demo class of submissions to grading/samples"
+	@echo "make bench-grade   time plain nbgrader against autograder on 30 submissions"
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+_vendor/mathjax/tex-chtml.js: tools/vendor_mathjax.py | $(VENV)/.installed
+	$(PY) tools/vendor_mathjax.py
+
+book: $(VENV)/.installed _vendor/mathjax/tex-chtml.js
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo
+	@echo "The book is in _build/html. Open _build/html/index.html in a browser, or run: make serve"
+
+serve:
+	@test -f _build/html/index.html || { echo "No book built yet: run make book first"; exit 1; }
+	@echo "Serving the book on http://127.0.0.1:8000 (Ctrl-C to stop)"
+	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+release: $(VENV)/.installed
+	$(PY) -m autograder release
+
+check-release: $(VENV)/.installed
+	$(PY) -m autograder release --check
+
+samples: $(VENV)/.installed
+	$(PY) -m autograder.samples grading/samples
+
+bench-grade: $(VENV)/.installed
+	$(PY) tools/bench_grade.py
+
+clean:
+	rm -rf _build grading .pytest_cache
