@@ -27,7 +27,7 @@ from autograder.collect import collect, notebooks_present
 from autograder.execute import Result
 from autograder.gradebook import executed_path, load_result
 from autograder.notebooks import grade_id, is_test_cell, notebook_names, read
-from autograder.release import hidden_test_lines, released_path
+from autograder.release import released_path, secret_lines
 
 MAX_MESSAGE_CHARS = 400
 
@@ -38,16 +38,6 @@ def _redact(text: str, hidden: set[str]) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS] + " [...]"
     return text
-
-
-def _hidden_lines(source: NotebookNode, released: NotebookNode) -> set[str]:
-    """Hidden test lines worth redacting: long enough, and not also visible somewhere."""
-    visible = {line.strip() for cell in released.cells for line in cell.source.splitlines()}
-    lines = set()
-    for cell in source.cells:
-        if is_test_cell(cell):
-            lines.update(s for s in (l.strip() for l in hidden_test_lines(cell)) if len(s) >= 12 and s not in visible)
-    return lines
 
 
 def _md_escape(text: str) -> str:
@@ -80,7 +70,7 @@ def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
 
 def feedback_notebook(result: Result, executed: NotebookNode | None, source: NotebookNode, released: NotebookNode) -> NotebookNode:
     """The notebook the student sees: header, then their graded notebook, sanitised."""
-    hidden = _hidden_lines(source, released)
+    hidden = secret_lines(source)
     # A result's messages come from running student code: redact them too.
     result = copy.deepcopy(result)
     for cell in result.cells:

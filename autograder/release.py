@@ -76,6 +76,17 @@ def hidden_test_lines(cell: NotebookNode) -> list[str]:
     return lines
 
 
+def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
+    """Hidden test lines (stripped) that students never see anywhere in their notebook.
+
+    Short lines and lines that also appear in the visible part (a shared seed line,
+    say) are left out: finding those in a feedback page proves nothing.
+    """
+    visible = {line.strip() for cell in release_notebook(source).cells for line in cell.source.splitlines()}
+    hidden = {line.strip() for cell in source.cells if is_test_cell(cell) for line in hidden_test_lines(cell)}
+    return {line for line in hidden if len(line) >= min_length and line not in visible}
+
+
 def validate_sources(paths: list[Path]) -> None:
     """Fail early, with the cell named, on source notebooks the grader cannot use fairly.
 

@@ -1,0 +1,127 @@
+"""The instructor's path, through the CLI: grade a class, export the gradebook, hand back feedback.
+
+The demo class (autograder.samples.write_demo_class) has one student per outcome:
+ada (reference solution), grace (one realistic mistake), linus (the untouched release),
+barbara (a truncated upload), edsger (an empty file), alan (a renamed file).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import config
+from autograder.notebooks import max_points, read, source_notebook
+from autograder.release import secret_lines
+from autograder.samples import implementations, make_submission, write_demo_class, write_submission
+
+from conftest import NOTEBOOK
+
+POINTS = max_points(read(source_notebook(NOTEBOOK)))
+TOTAL = sum(POINTS.values())
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """`.venv/bin/python -m autograder ...` with the venv NOT on PATH, as a newcomer would call it."""
+    venv_bin = str(Path(sys.executable).parent)
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    env.pop("VIRTUAL_ENV", None)
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, env=env, cwd=config.REPO_ROOT, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("demo")
+    subs, work = root / "submissions", root / "grading"
+    write_demo_class(subs)
+    # grace: a mistake only the hidden tests see (one mask for the whole batch)
+    mistake = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_first_sequence_only")
+    write_submission(make_submission(NOTEBOOK, mistake.cells), subs / "grace" / f"{NOTEBOOK}.ipynb")
+    graded = run_cli("grade", str(subs), "--workdir", str(work))
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    return root, subs, work, graded.stdout
+
+
+def test_grade_shows_progress_and_a_summary(demo):
+    _, _, _, out = demo
+    assert "[1/6]" in out and "[6/6]" in out
+    summary = out.split("Summary", 1)[1]
+    assert "ada" in summary and "all tests passed" in summary
+    assert "the submitted file is empty" in summary
+    assert "not valid JSON" in summary
+    assert "no file named 02_dot_product_attention.ipynb (found 02_dot_product_attention (1).ipynb)" in summary
+
+
+def test_export_csv_cell_by_cell(demo):
+    root, _, work, _ = demo
+    out_csv = root / "grades.csv"
+    exported = run_cli("export", "--workdir", str(work), "--out", str(out_csv))
+    assert exported.returncode == 0, exported.stderr
+    with out_csv.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames
+        rows = {row["student"]: row for row in reader}
+    assert header == ["student", "notebook", "score", "max_score", *POINTS, "reason"]
+    assert sorted(rows) == ["ada", "alan", "barbara", "edsger", "grace", "linus"]
+    expected_cells = {
+        "ada": dict(POINTS),
+        "grace": {**POINTS, "sdpa_mask": 0},
+        "linus": {c: 0 for c in POINTS},
+        "barbara": {c: 0 for c in POINTS},
+        "edsger": {c: 0 for c in POINTS},
+        "alan": {c: 0 for c in POINTS},
+    }
+    for student, cells in expected_cells.items():
+        row = rows[student]
+        assert row["notebook"] == NOTEBOOK
+        assert float(row["max_score"]) == TOTAL
+        for cell, points in cells.items():
+            assert float(row[cell]) == points, f"{student} {cell}: {row[cell]} != {points}"
+        assert float(row["score"]) == sum(cells.values()), student
+    assert rows["ada"]["reason"] == rows["grace"]["reason"] == rows["linus"]["reason"] == ""
+    assert "not valid JSON" in rows["barbara"]["reason"]
+    assert rows["edsger"]["reason"] == "the submitted file is empty"
+    assert "no file named" in rows["alan"]["reason"]
+
+
+def test_feedback_never_contains_hidden_tests_but_says_what_failed(demo):
+    root, subs, work, _ = demo
+    out = root / "feedback"
+    made = run_cli("feedback", str(subs), "--workdir", str(work), "--out", str(out))
+    assert made.returncode == 0, made.stderr
+    hidden = secret_lines(read(source_notebook(NOTEBOOK)))
+    assert len(hidden) > 50
+    for student in ["ada", "alan", "barbara", "edsger", "grace", "linus"]:
+        page = html.unescape((out / student / f"{NOTEBOOK}.html").read_text())
+        leaked = [l for l in hidden if l in page]
+        assert not leaked, f"{student}'s feedback shows hidden test source: {leaked[:3]}"
+        assert "BEGIN HIDDEN TESTS" not in page
+    grace = html.unescape((out / "grace" / f"{NOTEBOOK}.html").read_text())
+    assert "weights where mask is True must be positive" in grace  # the failed property, in words
+    assert f"{TOTAL - POINTS['sdpa_mask']:g} / {TOTAL:g}" in grace
+    linus = html.unescape((out / "linus" / f"{NOTEBOOK}.html").read_text())
+    assert "NotImplementedError" in linus and f"0 / {TOTAL:g}" in linus
+    assert "the submitted file is empty" in html.unescape((out / "edsger" / f"{NOTEBOOK}.html").read_text())
+
+
+def test_grading_again_reuses_results_and_forced_regrading_gives_the_same_scores(demo):
+    _, subs, work, first = demo
+    again = run_cli("grade", str(subs), "--workdir", str(work))
+    assert "Grading 0 submission(s) of 6 (6 already graded and unchanged)" in again.stdout
+    forced = run_cli("grade", str(subs), "--workdir", str(work), "--force")
+    assert "Grading 6 submission(s)" in forced.stdout
+    assert first.split("Summary", 1)[1].rsplit("\n", 2)[0] == forced.stdout.split("Summary", 1)[1].rsplit("\n", 2)[0]
+
+
+def test_cli_reports_a_missing_folder_clearly(tmp_path):
+    proc = run_cli("grade", str(tmp_path / "nope"), "--workdir", str(tmp_path / "w"))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    proc = run_cli("export", "--workdir", str(tmp_path / "w2"), "--out", str(tmp_path / "g.csv"))
+    assert proc.returncode == 2 and "run `autograder grade` first" in proc.stderr

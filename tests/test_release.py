@@ -1,0 +1,78 @@
+"""Release: student notebooks are generated from solutions/, in sync, and hide what they must."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder import config
+from autograder.notebooks import is_test_cell, read, solution_paths
+from autograder.release import SourceError, hidden_test_lines, release, release_notebook, secret_lines, validate_sources
+
+
+def test_committed_student_notebooks_are_in_sync():
+    proc = subprocess.run([sys.executable, "-m", "autograder", "release", "--check"], capture_output=True, text=True, cwd=config.REPO_ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_check_reports_a_stale_notebook(tmp_path):
+    solutions, released = tmp_path / "solutions", tmp_path / "chapters"
+    shutil.copytree(config.SOLUTIONS_DIR, solutions)
+    shutil.copytree(config.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
+    assert release(check=True, solutions_dir=solutions, release_dir=released) == []
+    path = solutions / "02_dot_product_attention.ipynb"
+    nb = read(path)
+    next(c for c in nb.cells if is_test_cell(c)).source += "\nassert True, 'a new visible check'"
+    nbformat.write(nb, str(path))
+    stale = release(check=True, solutions_dir=solutions, release_dir=released)
+    assert [p.name for p in stale] == ["02_dot_product_attention.ipynb"]
+    release(solutions_dir=solutions, release_dir=released)  # writes it
+    assert release(check=True, solutions_dir=solutions, release_dir=released) == []
+
+
+@pytest.mark.parametrize("path", solution_paths(), ids=lambda p: p.stem)
+def test_released_notebook_has_no_solutions_and_no_hidden_tests(path):
+    source = read(path)
+    student = read(config.RELEASE_DIR / path.name)
+    text = nbformat.writes(student)
+    secrets = secret_lines(source)
+    assert len(secrets) > 50
+    for line in secrets:
+        assert line not in text, f"hidden test line leaked into the release: {line}"
+    assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text
+    assert "x_max = x.max(dim=dim, keepdim=True).values" not in text  # chapter 02's solution
+    stubs = sum(c.source.count("raise NotImplementedError()") for c in student.cells if c.cell_type == "code")
+    assert stubs == sum(1 for c in source.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+
+
+def test_every_test_cell_has_hidden_tests():
+    for path in solution_paths():
+        for cell in read(path).cells:
+            if is_test_cell(cell):
+                assert hidden_test_lines(cell), f"{path.name}: {cell.metadata.nbgrader.grade_id} has no hidden tests"
+
+
+def _notebook_with_test(source: str, grade_id: str = "t1"):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1, "schema_version": 3}
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def test_source_conventions_are_enforced(tmp_path):
+    nbformat.write(_notebook_with_test("assert 1 == 1"), str(tmp_path / "a.ipynb"))
+    nbformat.write(_notebook_with_test("assert 2 == 2, 'fine'"), str(tmp_path / "b.ipynb"))
+    with pytest.raises(SourceError) as excinfo:
+        validate_sources([tmp_path / "a.ipynb", tmp_path / "b.ipynb"])
+    message = str(excinfo.value)
+    assert "assert without a message" in message and "a.ipynb" in message
+    assert "grade_id 't1' already used" in message
+
+
+def test_release_is_deterministic():
+    for path in solution_paths():
+        assert nbformat.writes(release_notebook(read(path))) == nbformat.writes(release_notebook(read(path)))
