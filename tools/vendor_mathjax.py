@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Vendor MathJax 3 into ``_vendor/mathjax/`` so the book renders math offline.
+
+The book's ``_config.yml`` serves ``_vendor/`` as an extra Sphinx static path
+(so the files land in ``_build/html/_static/mathjax/``) and points
+``mathjax_path`` at ``mathjax/tex-chtml.js``. Without this, Sphinx loads
+MathJax from a CDN and every page shows raw TeX when offline.
+
+Why not ``_static/``: Jupyter Book 1 injects every ``.js`` file it finds in a
+book's ``_static`` folder into every page, which would load all of MathJax's
+components on every page.
+
+The script downloads the npm tarball with the standard library only (no
+Node.js), checks its sha512 integrity against the value pinned below, and
+extracts only ``package/es5/``. It is idempotent: if the vendored copy is
+already present it does nothing.
+
+Usage: python tools/vendor_mathjax.py [--force] [--dest DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import io
+import shutil
+import sys
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+VERSION = "3.2.2"
+URL = f"https://registry.npmjs.org/mathjax/-/mathjax-{VERSION}.tgz"
+# The "integrity" field of the npm registry's metadata for mathjax@3.2.2.
+INTEGRITY = "sha512-Bt+SSVU8eBG27zChVewOicYs7Xsdt40qm4+UpHyX7k0/O9NliPc+x77k1/FEsPsjKPZGJvtRZM1vO+geW0OhGw=="
+PREFIX = "package/es5/"
+# The file the book loads; its presence (with the version stamp) means "already vendored".
+ENTRY = "tex-chtml.js"
+STAMP = ".mathjax-version"
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DEST = ROOT / "_vendor" / "mathjax"
+
+
+def is_vendored(dest: Path) -> bool:
+    stamp = dest / STAMP
+    return (dest / ENTRY).is_file() and stamp.is_file() and stamp.read_text().strip() == VERSION
+
+
+def download(url: str = URL, timeout: float = 60.0) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        raise SystemExit(
+            f"error: could not download MathJax {VERSION} from {url}: {exc}\n"
+            "The book needs a local MathJax to render math offline. Check the network "
+            "connection (or a proxy setting) and run `python tools/vendor_mathjax.py` again."
+        ) from exc
+
+
+def check_integrity(data: bytes, integrity: str = INTEGRITY) -> None:
+    algorithm, _, expected = integrity.partition("-")
+    actual = base64.b64encode(hashlib.new(algorithm, data).digest()).decode()
+    if actual != expected:
+        raise SystemExit(
+            f"error: integrity check failed for {URL}\n"
+            f"  expected {integrity}\n  got      {algorithm}-{actual}\n"
+            "The download is corrupt or not the pinned release; nothing was extracted."
+        )
+
+
+def extract_es5(data: bytes, dest: Path) -> int:
+    """Extract ``package/es5/`` of the tarball into ``dest``; return the number of files."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # Extract into a temporary sibling, then move into place, so that an interrupted
+    # run never leaves a half-vendored folder that looks complete.
+    tmp = Path(tempfile.mkdtemp(prefix=".mathjax-", dir=dest.parent))
+    count = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            for member in tar.getmembers():
+                if not member.name.startswith(PREFIX) or not member.isfile():
+                    continue
+                relative = Path(member.name[len(PREFIX):])
+                if relative.is_absolute() or ".." in relative.parts:
+                    raise SystemExit(f"error: unsafe path in tarball: {member.name}")
+                target = tmp / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None
+                with source, open(target, "wb") as out:
+                    shutil.copyfileobj(source, out)
+                count += 1
+        if not (tmp / ENTRY).is_file():
+            raise SystemExit(f"error: {ENTRY} not found under {PREFIX} in {URL}")
+        (tmp / STAMP).write_text(VERSION + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp.rename(dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return count
+
+
+def vendor(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
+    if is_vendored(dest) and not force:
+        print(f"MathJax {VERSION} already vendored in {dest}; nothing to do.")
+        return dest
+    print(f"Downloading MathJax {VERSION} from {URL} ...")
+    data = download()
+    check_integrity(data)
+    count = extract_es5(data, dest)
+    print(f"Vendored MathJax {VERSION}: {count} files from {PREFIX} into {dest} (integrity verified).")
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dest", type=Path, default=DEFAULT_DEST, help=f"target folder (default: {DEFAULT_DEST})")
+    parser.add_argument("--force", action="store_true", help="download again even if already vendored")
+    args = parser.parse_args(argv)
+    vendor(args.dest, force=args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
