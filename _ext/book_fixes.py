@@ -1,0 +1,122 @@
+"""Local Sphinx extension: fixes for Jupyter Book 1.0.4 under Sphinx 7.4.
+
+Loaded by ``_config.yml`` (``sphinx.local_extensions``).
+
+1. Inline scripts emitted twice. An extension that calls ``app.add_js_file(None,
+   body=...)`` after the HTML builder exists (sphinx-thebe in
+   ``env-before-read-docs``, sphinx-togglebutton in ``builder-inited``) gets its
+   script registered twice by Sphinx 7.4: once directly on the builder as
+   ``_JavaScript(None, body=...)`` and once more in
+   ``StandaloneHTMLBuilder.prepare_writing()``, which re-adds every registry entry
+   as ``_JavaScript('', body=...)``. ``None != ''``, so the builder's de-duplication
+   misses it and each page carries two copies of
+   ``<script>const THEBE_JS_URL = ...</script>``; Chromium then logs
+   ``SyntaxError: Identifier 'THEBE_JS_URL' has already been declared``.
+   Fix: on ``html-page-context`` (late priority, after the themes and myst-nb have
+   added their per-page scripts) drop later copies of a script, treating the
+   filenames ``None`` and ``''`` (both "inline script") as the same.
+
+2. Thebe when there is no Thebe button. sphinx-thebe always injects its loader,
+   which names a third-party host (unpkg.com) and a Binder repository, even when
+   ``launch_buttons.thebe`` is false and nothing can start it. This book uses Colab
+   instead, so when the theme's ``launch_buttons.thebe`` is off we disconnect
+   sphinx-thebe's two page hooks: no Thebe scripts, no third-party URL in pages.
+
+3. Kernel warning in the build log. ipykernel >= 7.4 logs
+   ``[IPKernelApp] WARNING | Kernel is running over TCP without encryption`` when
+   it is started without CurveZMQ keys, which jupyter_client >= 8.10 provisions
+   only if ``KernelManager.transport_encryption`` is not "disabled" (its
+   default). myst-nb and jupyter-cache execute the lessons in this process with a
+   default-configured kernel manager, so we change that default to "auto" here:
+   keys are provisioned when the kernelspec declares Curve support (ipykernel's
+   does) and nothing changes otherwise. The warning goes away because the kernel
+   does what it asks for.
+
+4. MathJax not vendored. ``mathjax_path`` points into ``_vendor/mathjax`` (filled by
+   ``tools/vendor_mathjax.py``); if it is missing, say so and how to fix it, instead
+   of publishing pages that show raw TeX.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+__version__ = "0.1.0"
+
+_THEBE_HOOKS = {
+    ("sphinx_thebe", "init_thebe_core"),
+    ("sphinx_thebe", "update_thebe_context"),
+}
+
+
+def _script_key(script: Any) -> tuple:
+    filename = getattr(script, "filename", script)
+    attributes = getattr(script, "attributes", {}) or {}
+    return (filename or "", getattr(script, "priority", None), tuple(sorted(attributes.items())))
+
+
+def dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    scripts = context.get("script_files")
+    if not isinstance(scripts, list):
+        return
+    seen: set[tuple] = set()
+    unique = []
+    for script in scripts:
+        key = _script_key(script)
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append(script)
+    if len(unique) != len(scripts):
+        scripts[:] = unique  # the builder resets this list from its backup before the next page
+
+
+def disable_thebe_without_button(app: Sphinx) -> None:
+    launch = (app.config.html_theme_options or {}).get("launch_buttons") or {}
+    if launch.get("thebe"):
+        return
+    for event in ("env-before-read-docs", "doctree-resolved"):
+        for listener in list(app.events.listeners.get(event, [])):
+            handler = listener.handler
+            if (getattr(handler, "__module__", None), getattr(handler, "__name__", None)) in _THEBE_HOOKS:
+                app.disconnect(listener.id)
+                logger.verbose("[book_fixes] launch_buttons.thebe is off: disconnected %s", handler.__name__)
+
+
+def enable_kernel_transport_encryption() -> None:
+    try:
+        import zmq
+        from jupyter_client.manager import KernelManager
+    except ImportError:
+        return
+    trait = KernelManager.class_traits().get("transport_encryption")
+    if trait is None or not zmq.has("curve"):
+        return  # older jupyter_client (no such option) or libzmq without Curve
+    if trait.default_value == "disabled":
+        trait.default_value = "auto"
+
+
+def check_local_mathjax(app: Sphinx) -> None:
+    path = app.config.mathjax_path or ""
+    if "://" in path or path.startswith("//"):
+        return
+    static_dirs = [Path(app.confdir, entry) for entry in app.config.html_static_path]
+    if not any((directory / path).is_file() for directory in static_dirs):
+        logger.warning(
+            "MathJax is not vendored: mathjax_path %r is in no html_static_path folder, so pages "
+            "would show raw TeX; run `python tools/vendor_mathjax.py`", path,
+        )
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    enable_kernel_transport_encryption()
+    app.connect("builder-inited", check_local_mathjax)
+    app.connect("builder-inited", disable_thebe_without_button)
+    app.connect("html-page-context", dedupe_scripts, priority=900)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
