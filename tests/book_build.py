@@ -1,0 +1,95 @@
+"""Build the Jupyter Book once per test session; shared by test_book.py and test_browser.py.
+
+The build runs in place (``_build/``) so that the lessons' execution results come from
+the jupyter cache (``_build/.jupyter_cache``) after the first build. ``--all`` forces
+Sphinx to re-read every page, so warnings of unchanged pages are reported again
+instead of being hidden by an incremental build.
+
+With pytest-xdist, workers are separate processes: a file lock serialises them and a
+marker keyed on the run's ``PYTEST_XDIST_TESTRUNUID`` lets the workers that come second
+reuse the first one's build instead of rebuilding under its feet.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = ROOT / "_build"
+HTML_DIR = BUILD_DIR / "html"
+BUILD_TIMEOUT_S = 600
+BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going", "--all"]
+
+
+@dataclass(frozen=True)
+class BookBuild:
+    returncode: int
+    log: str
+    seconds: float
+    html_dir: Path
+
+
+_session_build: BookBuild | None = None
+
+
+def _env() -> dict[str, str]:
+    """The environment of the build: the interpreter's bin dir (the venv) first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.pop("MPLBACKEND", None)  # the lessons' figures come from the kernel's inline backend
+    return env
+
+
+def vendor_mathjax() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "vendor_mathjax.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"tools/vendor_mathjax.py failed:\n{result.stdout}\n{result.stderr}")
+
+
+def _run_build() -> BookBuild:
+    vendor_mathjax()
+    env = _env()
+    start = time.monotonic()
+    result = subprocess.run(
+        BUILD_COMMAND, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+    )
+    seconds = time.monotonic() - start
+    return BookBuild(result.returncode, result.stdout + result.stderr, seconds, HTML_DIR)
+
+
+def build_book() -> BookBuild:
+    """Build the book once per pytest session (and once per xdist run); return the result."""
+    global _session_build
+    if _session_build is not None:
+        return _session_build
+
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    BUILD_DIR.mkdir(exist_ok=True)
+    with open(BUILD_DIR / ".book-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            marker = BUILD_DIR / ".book-build-result.json"
+            if run_id and marker.is_file():
+                saved = json.loads(marker.read_text())
+                if saved.get("run_id") == run_id:
+                    _session_build = BookBuild(saved["returncode"], saved["log"], saved["seconds"], HTML_DIR)
+                    return _session_build
+            build = _run_build()
+            marker.write_text(json.dumps({
+                "run_id": run_id, "returncode": build.returncode, "log": build.log, "seconds": build.seconds,
+            }))
+            _session_build = build
+            return build
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

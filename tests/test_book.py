@@ -1,0 +1,188 @@
+"""The book builds with no warnings, and its pages say and load what they should.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_book.py -q
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+
+from book_build import ROOT, BookBuild, build_book
+
+LESSON = "chapters/02_attention_by_hand.html"
+EXERCISE = "chapters/02_dot_product_attention.html"
+EXERCISE_SOURCE = "chapters/02_dot_product_attention.ipynb"
+# Hosts that serve scripts, styles or fonts; a page that names one depends on the network.
+THIRD_PARTY_HOSTS = (
+    "cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "fonts.googleapis.com",
+    "fonts.gstatic.com", "ajax.googleapis.com", "code.jquery.com", "cdn.plot.ly",
+    "polyfill.io", "stackpath.bootstrapcdn.com", "use.fontawesome.com", "mybinder.org",
+)
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+def page(book: BookBuild, name: str) -> str:
+    path = book.html_dir / name
+    assert path.is_file(), f"{name} was not built"
+    return path.read_text(encoding="utf8")
+
+
+def all_pages(book: BookBuild) -> list[Path]:
+    return sorted(p for p in book.html_dir.rglob("*.html") if "_static" not in p.parts)
+
+
+class _Resources(HTMLParser):
+    """Collects what a page loads (scripts, styles, images, frames) and its inline scripts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[str] = []
+        self.inline_scripts: list[str] = []
+        self.images: list[str] = []
+        self.links: list[str] = []
+        self._in_inline_script = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "script":
+            if attrs.get("src"):
+                self.loads.append(attrs["src"])
+            elif attrs.get("type", "text/javascript") in ("text/javascript", "module"):
+                self._in_inline_script = True
+                self.inline_scripts.append("")
+        elif tag == "link" and attrs.get("href") and attrs.get("rel") in ("stylesheet", "preload", "modulepreload", "icon"):
+            self.loads.append(attrs["href"])
+        elif tag in ("img", "iframe", "source", "video", "audio") and attrs.get("src"):
+            self.loads.append(attrs["src"])
+            if tag == "img":
+                self.images.append(attrs["src"])
+        elif tag == "a" and attrs.get("href"):
+            self.links.append(attrs["href"])
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._in_inline_script = False
+
+    def handle_data(self, data):
+        if self._in_inline_script:
+            self.inline_scripts[-1] += data
+
+
+def resources(html: str) -> _Resources:
+    parser = _Resources()
+    parser.feed(html)
+    return parser
+
+
+def test_build_has_no_warnings(book):
+    warnings = [line for line in book.log.splitlines() if "WARNING" in line]
+    assert not warnings, "the build logged warnings:\n" + "\n".join(warnings)
+    assert "ERROR" not in book.log, book.log[-6000:]
+
+
+def test_build_is_fast_enough(book):
+    assert book.seconds < 180, f"the book took {book.seconds:.0f} s to build; keep it under 3 minutes"
+
+
+def test_lesson_shows_the_computed_numbers(book):
+    html = page(book, LESSON)
+    text = re.sub(r"<[^>]+>", " ", html)
+    # Worked example 1: unscaled (what the copied notes compute) and scaled (what the formula says).
+    for number in ["0.731", "0.269", "12.69", "0.670", "0.330", "13.30"]:
+        assert number in text, f"worked example 1: {number} not on the lesson page"
+    # Worked example 2.
+    for number in ["0.6698", "0.3302", "6.6976", "3.3024"]:
+        assert number in text, f"worked example 2: {number} not on the lesson page"
+    # Glue leftovers would show up as role syntax or as numpy reprs.
+    for leftover in ["glue:", "np.float64", "{glue"]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_lesson_has_its_figures(book):
+    found = resources(page(book, LESSON)).images
+    pngs = [src for src in found if src.endswith(".png")]
+    # the heatmap, the variance plot and the saturation plot
+    assert len(pngs) >= 3, f"expected at least 3 plots on the lesson page, found {found}"
+    for src in pngs:
+        image = (book.html_dir / "chapters" / src).resolve()
+        assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
+
+
+def test_lesson_links_to_the_exercise(book):
+    links = resources(page(book, LESSON)).links
+    assert any(link.split("#")[0] == "02_dot_product_attention.html" for link in links), links
+
+
+def test_exercise_page_has_a_colab_button(book):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repo = urlparse(config["repository"]["url"]).path.strip("/")
+    branch = config["repository"]["branch"]
+    expected = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{EXERCISE_SOURCE}"
+    links = resources(page(book, EXERCISE)).links
+    assert expected in links, f"no 'Open in Colab' link {expected} on the exercise page; links: {links}"
+    assert (ROOT / EXERCISE_SOURCE).is_file()
+
+
+def test_exercise_is_rendered_not_executed(book):
+    html = page(book, EXERCISE)
+    assert "YOUR CODE HERE" in html
+    assert "NotImplementedError" in html  # the source is shown ...
+    assert "Traceback" not in html, "the exercise notebook was executed during the build"  # ... but not run
+
+
+def test_repository_button_and_source_download(book):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    html = page(book, "intro.html")
+    assert config["repository"]["url"] in resources(html).links, "the repository button is missing"
+    assert (book.html_dir / "_sources" / EXERCISE_SOURCE).is_file(), "the exercise cannot be downloaded"
+
+
+@pytest.mark.parametrize("name", ["intro.html", "chapters/00_setup.html", LESSON, EXERCISE])
+def test_pages_exist(book, name):
+    page(book, name)
+
+
+def test_no_page_loads_anything_from_another_host(book):
+    problems = []
+    for path in all_pages(book):
+        html = path.read_text(encoding="utf8")
+        for url in resources(html).loads:
+            if urlparse(url).scheme or url.startswith("//"):
+                problems.append(f"{path.relative_to(book.html_dir)} loads {url}")
+        for host in THIRD_PARTY_HOSTS:
+            if host in html:
+                problems.append(f"{path.relative_to(book.html_dir)} names {host}")
+    assert not problems, "\n".join(problems)
+
+
+def test_mathjax_is_vendored_and_loaded_once(book):
+    for name in ["intro.html", LESSON]:
+        loads = resources(page(book, name)).loads
+        mathjax = [u for u in loads if "mathjax" in u.lower()]
+        # Exactly one MathJax script: vendored files must not be injected as extra scripts
+        # (what happens to any .js placed in a book's _static folder).
+        assert len(mathjax) == 1, f"{name}: MathJax scripts {mathjax}"
+        assert mathjax[0].split("?")[0].endswith("_static/mathjax/tex-chtml.js"), mathjax
+    static = book.html_dir / "_static" / "mathjax"
+    assert (static / "tex-chtml.js").is_file()
+    assert any((static / "output" / "chtml" / "fonts").rglob("*.woff")), "MathJax fonts were not copied"
+
+
+def test_no_inline_script_is_emitted_twice(book):
+    """Sphinx 7.4 emitted late-registered inline scripts twice (THEBE_JS_URL redeclared)."""
+    for path in all_pages(book):
+        scripts = [s.strip() for s in resources(path.read_text(encoding="utf8")).inline_scripts if s.strip()]
+        duplicates = {s for s in scripts if scripts.count(s) > 1}
+        assert not duplicates, f"{path.relative_to(book.html_dir)}: inline scripts emitted twice: {duplicates}"
