@@ -1,0 +1,109 @@
+"""Time plain serial `nbgrader autograde` against `autograder grade` on the same 30 submissions.
+
+    make bench-grade        (or: .venv/bin/python tools/bench_grade.py [N])
+
+The class is a mix of the reference solution and every catalogued wrong and correct
+implementation of exercise 02. Both graders start from a fresh course/work dir, so
+both times include creating the gradebook. The per-student totals of the two are
+compared as a cross-check; they may differ only where nbgrader zeroes a cell for
+output on stderr, which ours does not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import config  # noqa: E402
+from autograder.samples import implementations, make_submission, write_submission  # noqa: E402
+
+NOTEBOOK = "02_dot_product_attention"
+ASSIGNMENT = "ch02"
+
+
+def make_class(folder: Path, n: int) -> list[str]:
+    pool = [("solution", {})] + [(f"{k}-{i.name}", i.cells) for k in ("wrong", "correct") for i in implementations(NOTEBOOK, k)]
+    students = []
+    for index in range(n):
+        label, cells = pool[index % len(pool)]
+        student = f"s{index:02d}-{label}"
+        write_submission(make_submission(NOTEBOOK, cells), folder / student / f"{NOTEBOOK}.ipynb")
+        students.append(student)
+    return students
+
+
+def run_nbgrader(course: Path, submissions: Path, students: list[str], env: dict) -> tuple[float, dict]:
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(config.SOLUTIONS_DIR / f"{NOTEBOOK}.ipynb", course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c.CourseDirectory.db_assignments = [dict(name={ASSIGNMENT!r})]\n"
+    )
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    subprocess.run([*nbgrader, "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env, check=True, capture_output=True)
+    for student in students:
+        target = course / "submitted" / student / ASSIGNMENT
+        target.mkdir(parents=True)
+        shutil.copy(submissions / student / f"{NOTEBOOK}.ipynb", target / f"{NOTEBOOK}.ipynb")
+    started = time.monotonic()
+    proc = subprocess.run([*nbgrader, "autograde", ASSIGNMENT, "--create"], cwd=course, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        raise SystemExit("nbgrader autograde failed")
+    with sqlite3.connect(course / "gradebook.db") as db:
+        scores = dict(db.execute(
+            "select s.student_id, sum(coalesce(g.auto_score, 0)) from grade g "
+            "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = s.id "
+            "group by s.student_id"
+        ).fetchall())
+    return seconds, scores
+
+
+def run_ours(work: Path, submissions: Path, env: dict) -> tuple[float, dict]:
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submissions), "--workdir", str(work)], cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-3000:])
+        raise SystemExit("autograder grade failed")
+    import json
+
+    scores = {p.parent.name: json.loads(p.read_text())["score"] for p in (work / config.RESULTS_DIR).glob("*/*.json")}
+    return seconds, scores
+
+
+def main() -> int:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
+        tmp = Path(tmp)
+        students = make_class(tmp / "submissions", n)
+        print(f"{n} submissions of {NOTEBOOK} ({os.cpu_count()} cores)")
+        plain_s, plain_scores = run_nbgrader(tmp / "course", tmp / "submissions", students, env)
+        print(f"plain nbgrader autograde (serial): {plain_s:6.1f} s  ({plain_s / n:.2f} s per submission)")
+        ours_s, our_scores = run_ours(tmp / "work", tmp / "submissions", env)
+        print(f"autograder grade ({config.default_workers()} workers):     {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
+        print(f"speed-up: {plain_s / ours_s:.2f}x")
+        differ = {s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)}
+        if differ:
+            print("scores that differ (nbgrader, ours):")
+            for student, pair in sorted(differ.items()):
+                print(f"  {student}: {pair}")
+        else:
+            print(f"all {n} totals agree between nbgrader and autograder")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
