@@ -96,12 +96,14 @@ def grade(
             flush=True,
         )
 
+        width = _name_width(submissions)
+
         def record(done: int, result: Result) -> None:
             writer.record(result)
             results[(result.student, result.notebook)] = result
             status = f"{result.score:g}/{result.max_score:g}"
             extra = f"  ({result.reason})" if result.reason else ""
-            print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<20} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
+            print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
         if options.workers <= 1 or len(todo) <= 1:
             for done, job in enumerate(todo, 1):
@@ -120,13 +122,19 @@ def grade(
     return ordered
 
 
+def _name_width(rows: list[Submission] | list[Result]) -> int:
+    """Width of the student column, so that long names do not shift the columns."""
+    return max([len("student"), *(len(r.student) for r in rows)])
+
+
 def summary(results: list[Result], seconds: float | None = None) -> str:
     """A per-student table: score, and the reason or the failed tests."""
-    lines = ["", "Summary", f"{'student':<20} {'notebook':<28} {'score':>9}  notes"]
+    width = _name_width(results)
+    lines = ["", "Summary", f"{'student':<{width}} {'notebook':<28} {'score':>9}  notes"]
     for r in results:
         failed = [c.grade_id for c in r.cells if not c.passed]
         note = r.reason or (f"failed: {', '.join(failed)}" if failed else "all tests passed")
-        lines.append(f"{r.student:<20} {r.notebook:<28} {r.score:>4g}/{r.max_score:<4g}  {note}")
+        lines.append(f"{r.student:<{width}} {r.notebook:<28} {r.score:>4g}/{r.max_score:<4g}  {note}")
     if seconds is not None:
         lines.append(f"{len(results)} submission(s) in {seconds:.1f} s")
     return "\n".join(lines)
