@@ -87,12 +87,21 @@ def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
     return {line for line in hidden if len(line) >= min_length and line not in visible}
 
 
+def _is_assert_close(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name == "assert_close"
+
+
 def validate_sources(paths: list[Path]) -> None:
     """Fail early, with the cell named, on source notebooks the grader cannot use fairly.
 
     - grade_ids are unique across all notebooks (they are the gradebook export's columns);
     - every test cell has points;
-    - every assert in a test cell has a message (feedback shows only that message);
+    - every assert and assert_close in a test cell has a message: the feedback shows that
+      message, which must name the property that failed ("Tensor-likes are not close!" does not);
     - solution notebooks carry no outputs (they are reviewed as text).
     """
     seen: dict[str, str] = {}
@@ -121,6 +130,8 @@ def validate_sources(paths: list[Path]) -> None:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Assert) and node.msg is None:
                     problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert without a message")
+                if _is_assert_close(node) and not any(kw.arg == "msg" for kw in node.keywords):
+                    problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert_close without msg=")
     if problems:
         raise SourceError("\n".join(problems))
 

@@ -73,6 +73,15 @@ def test_source_conventions_are_enforced(tmp_path):
     assert "grade_id 't1' already used" in message
 
 
+def test_assert_close_needs_a_message(tmp_path):
+    nbformat.write(_notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0)", "bare"), str(tmp_path / "a.ipynb"))
+    nbformat.write(_notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0, msg='a equals b')", "with_msg"), str(tmp_path / "b.ipynb"))
+    with pytest.raises(SourceError) as excinfo:
+        validate_sources([tmp_path / "a.ipynb", tmp_path / "b.ipynb"])
+    problems = str(excinfo.value).splitlines()
+    assert problems == ["a.ipynb cell 0: test cell 'bare' line 1: assert_close without msg="]
+
+
 def test_release_is_deterministic():
     for path in solution_paths():
         assert nbformat.writes(release_notebook(read(path))) == nbformat.writes(release_notebook(read(path)))
