@@ -67,11 +67,14 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"submissions folder {submissions_dir} does not exist")
+    student_dirs = sorted(p for p in submissions_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    unusable = [p.name for p in student_dirs if not _STUDENT_ID.match(p.name)]
+    if unusable:  # all of them at once: the instructor renames them before anything is graded
+        names = ", ".join(repr(name) for name in unusable)
+        raise ValueError(f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}")
     found: list[Submission] = []
-    for student_dir in sorted(p for p in submissions_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for student_dir in student_dirs:
         student = student_dir.name
-        if not _STUDENT_ID.match(student):
-            raise ValueError(f"student folder name {student!r} is not a usable student id (letters, digits, . _ @ + -)")
         files = sorted(p for p in student_dir.iterdir() if p.is_file() and not p.name.startswith("."))
         for name in notebooks:
             path = student_dir / f"{name}.ipynb"

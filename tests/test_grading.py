@@ -125,3 +125,13 @@ def test_cli_reports_a_missing_folder_clearly(tmp_path):
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     proc = run_cli("export", "--workdir", str(tmp_path / "w2"), "--out", str(tmp_path / "g.csv"))
     assert proc.returncode == 2 and "run `autograder grade` first" in proc.stderr
+
+
+def test_cli_names_every_unusable_student_folder_before_grading_anything(tmp_path):
+    subs = tmp_path / "subs"
+    for student in ("ok_student", "José García", "a|b"):
+        write_submission(make_submission(NOTEBOOK), subs / student / f"{NOTEBOOK}.ipynb")
+    proc = run_cli("grade", str(subs), "--workdir", str(tmp_path / "w"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "'José García'" in proc.stderr and "'a|b'" in proc.stderr and "ok_student" not in proc.stderr
+    assert not (tmp_path / "w").exists(), "nothing is graded or written until the folder names are fixed"
