@@ -20,7 +20,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.notebooks import grade_id, is_solution_cell, read
+from autograder.notebooks import grade_id, is_solution_cell, read, source_notebook
 from autograder.release import release_notebook
 
 _CELL_MARK = re.compile(r"^# cell: *([A-Za-z0-9_.-]+) *$", re.MULTILINE)
@@ -65,7 +65,7 @@ def solution_code(cell: NotebookNode) -> str:
 
 def make_submission(notebook: str, cells: dict[str, str] | None = None, solutions_dir: Path | None = None) -> NotebookNode:
     """The released notebook with its solution cells filled in (reference code unless given)."""
-    source = read(Path(solutions_dir or config.SOLUTIONS_DIR) / f"{notebook}.ipynb")
+    source = read(source_notebook(notebook, solutions_dir))
     cells = dict(cells or {})
     unknown = set(cells) - {grade_id(c) for c in source.cells if is_solution_cell(c)}
     if unknown:
@@ -76,6 +76,20 @@ def make_submission(notebook: str, cells: dict[str, str] | None = None, solution
         if is_solution_cell(cell):
             cell.source = cells.get(grade_id(cell), reference[grade_id(cell)])
     return nb
+
+
+def untouched_release(notebook: str) -> NotebookNode:
+    """The student notebook exactly as released: what a student who did nothing hands in."""
+    return release_notebook(read(source_notebook(notebook)))
+
+
+def catalogue_submissions(notebook: str) -> list[tuple[str, NotebookNode, frozenset[str]]]:
+    """(label, submission, cells that must fail) for the reference solution and every
+    catalogued implementation; labels are 'solution', 'wrong-<name>', 'correct-<name>'."""
+    cases = [("solution", make_submission(notebook), frozenset())]
+    for kind in ("wrong", "correct"):
+        cases += [(f"{kind}-{i.name}", make_submission(notebook, i.cells), i.expect_fail) for i in implementations(notebook, kind)]
+    return cases
 
 
 def write_submission(nb: NotebookNode, path: Path) -> Path:
@@ -91,7 +105,7 @@ def write_demo_class(out_dir: Path, notebook: str = "02_dot_product_attention") 
     written = [
         write_submission(make_submission(notebook), out_dir / "ada" / f"{notebook}.ipynb"),
         write_submission(make_submission(notebook, partial.cells), out_dir / "grace" / f"{notebook}.ipynb"),
-        write_submission(release_notebook(read(config.SOLUTIONS_DIR / f"{notebook}.ipynb")), out_dir / "linus" / f"{notebook}.ipynb"),
+        write_submission(untouched_release(notebook), out_dir / "linus" / f"{notebook}.ipynb"),
     ]
     broken = out_dir / "barbara" / f"{notebook}.ipynb"
     broken.parent.mkdir(parents=True, exist_ok=True)

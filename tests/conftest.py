@@ -4,20 +4,16 @@ set of submissions is graded once per test session and inspected by many tests."
 from __future__ import annotations
 
 import io
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-# nbgrader runs `alembic` by name; tests may be started without activating the venv.
-os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+from autograder.grade import Options, grade
+from autograder.gradebook import ensure_tools_on_path
+from autograder.samples import catalogue_submissions, untouched_release, write_submission
 
-from autograder import config  # noqa: E402
-from autograder.grade import Options, grade  # noqa: E402
-from autograder.notebooks import read  # noqa: E402
-from autograder.release import release_notebook  # noqa: E402
-from autograder.samples import implementations, make_submission, write_submission  # noqa: E402
+# nbgrader runs `alembic` by name; tests may be started without activating the venv.
+ensure_tools_on_path()
 
 NOTEBOOK = "02_dot_product_attention"
 
@@ -33,11 +29,9 @@ def grade_quietly(submissions: Path, **options) -> tuple[dict, str]:
 def catalogue_dir(tmp_path_factory) -> Path:
     """One student per implementation file, plus the reference solution and the untouched release."""
     root = tmp_path_factory.mktemp("catalogue")
-    for kind in ("wrong", "correct"):
-        for impl in implementations(NOTEBOOK, kind):
-            write_submission(make_submission(NOTEBOOK, impl.cells), root / f"{kind}-{impl.name}" / f"{NOTEBOOK}.ipynb")
-    write_submission(make_submission(NOTEBOOK), root / "solution" / f"{NOTEBOOK}.ipynb")
-    write_submission(release_notebook(read(config.SOLUTIONS_DIR / f"{NOTEBOOK}.ipynb")), root / "released" / f"{NOTEBOOK}.ipynb")
+    for label, nb, _ in catalogue_submissions(NOTEBOOK):
+        write_submission(nb, root / label / f"{NOTEBOOK}.ipynb")
+    write_submission(untouched_release(NOTEBOOK), root / "released" / f"{NOTEBOOK}.ipynb")
     return root
 
 
@@ -52,6 +46,6 @@ def catalogue(catalogue_dir, tmp_path_factory) -> dict:
 def catalogue_visible_only(catalogue_dir, tmp_path_factory) -> dict:
     """The same submissions graded against the released notebook: visible self-checks only."""
     visible_source = tmp_path_factory.mktemp("visible-source")
-    write_submission(release_notebook(read(config.SOLUTIONS_DIR / f"{NOTEBOOK}.ipynb")), visible_source / f"{NOTEBOOK}.ipynb")
+    write_submission(untouched_release(NOTEBOOK), visible_source / f"{NOTEBOOK}.ipynb")
     results, _ = grade_quietly(catalogue_dir, workdir=tmp_path_factory.mktemp("grading-visible"), solutions_dir=visible_source)
     return results

@@ -11,6 +11,7 @@ output on stderr, which ours does not.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -24,26 +25,28 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder import config  # noqa: E402
-from autograder.samples import implementations, make_submission, write_submission  # noqa: E402
+from autograder.gradebook import ensure_tools_on_path  # noqa: E402
+from autograder.notebooks import source_notebook  # noqa: E402
+from autograder.samples import catalogue_submissions, write_submission  # noqa: E402
 
 NOTEBOOK = "02_dot_product_attention"
 ASSIGNMENT = "ch02"
 
 
 def make_class(folder: Path, n: int) -> list[str]:
-    pool = [("solution", {})] + [(f"{k}-{i.name}", i.cells) for k in ("wrong", "correct") for i in implementations(NOTEBOOK, k)]
+    pool = catalogue_submissions(NOTEBOOK)
     students = []
     for index in range(n):
-        label, cells = pool[index % len(pool)]
+        label, nb, _ = pool[index % len(pool)]
         student = f"s{index:02d}-{label}"
-        write_submission(make_submission(NOTEBOOK, cells), folder / student / f"{NOTEBOOK}.ipynb")
+        write_submission(nb, folder / student / f"{NOTEBOOK}.ipynb")
         students.append(student)
     return students
 
 
 def run_nbgrader(course: Path, submissions: Path, students: list[str], env: dict) -> tuple[float, dict]:
     (course / "source" / ASSIGNMENT).mkdir(parents=True)
-    shutil.copy(config.SOLUTIONS_DIR / f"{NOTEBOOK}.ipynb", course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
+    shutil.copy(source_notebook(NOTEBOOK), course / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb")
     (course / "nbgrader_config.py").write_text(
         "c = get_config()\n"
         f"c.CourseDirectory.root = {str(course)!r}\n"
@@ -77,15 +80,14 @@ def run_ours(work: Path, submissions: Path, env: dict) -> tuple[float, dict]:
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise SystemExit("autograder grade failed")
-    import json
-
     scores = {p.parent.name: json.loads(p.read_text())["score"] for p in (work / config.RESULTS_DIR).glob("*/*.json")}
     return seconds, scores
 
 
 def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    ensure_tools_on_path()  # both graders run alembic by name
+    env = dict(os.environ)
     with tempfile.TemporaryDirectory(prefix="bench-grade-") as tmp:
         tmp = Path(tmp)
         students = make_class(tmp / "submissions", n)

@@ -38,18 +38,15 @@ print(json.dumps({"failed": failed, "device": str(device)}))
 def build(out_dir: Path) -> Path:
     from autograder.execute import assemble
     from autograder.notebooks import grade_id, is_test_cell, read, source_notebook
-    from autograder.samples import implementations, make_submission
+    from autograder.samples import catalogue_submissions
 
     cases = []
     for name in ["02_dot_product_attention"]:
         source = read(source_notebook(name))
-        subs = [("solution", make_submission(name), [])]
-        for kind in ("wrong", "correct"):
-            subs += [(f"{kind}-{i.name}", make_submission(name, i.cells), sorted(i.expect_fail)) for i in implementations(name, kind)]
-        for label, nb, expect in subs:
+        for label, nb, expect in catalogue_submissions(name):
             assembled, _ = assemble(nb, source)
             cells = [{"source": c.source, "grade_id": grade_id(c), "graded": is_test_cell(c)} for c in assembled.cells if c.cell_type == "code"]
-            cases.append({"notebook": name, "label": label, "expect_fail": expect, "cells": cells})
+            cases.append({"notebook": name, "label": label, "expect_fail": sorted(expect), "cells": cells})
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "cases.json"
     path.write_text(json.dumps(cases))
