@@ -8,10 +8,11 @@ result records in the work dir.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from autograder import config
-from autograder.gradebook import ensure_tools_on_path, load_results
+from autograder.gradebook import atomic_write, ensure_tools_on_path, load_results
 from autograder.notebooks import max_points, notebook_names, read, source_notebook
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
@@ -60,12 +61,9 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
 def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:
     """Write the CSV (atomically); returns the number of rows."""
     header, data = rows(workdir, db_url)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=header, restval="")
-        writer.writeheader()
-        writer.writerows(data)
-    tmp.replace(out_path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=header, restval="")
+    writer.writeheader()
+    writer.writerows(data)
+    atomic_write(Path(out_path), text.getvalue())
     return len(data)

@@ -26,7 +26,7 @@ from autograder import config
 from autograder.collect import collect, notebooks_present
 from autograder.execute import Result
 from autograder.gradebook import executed_path, load_result
-from autograder.notebooks import grade_id, is_test_cell, notebook_names, read
+from autograder.notebooks import grade_id, is_test_cell, notebook_names, read, source_notebook
 from autograder.release import released_path, secret_lines
 
 MAX_MESSAGE_CHARS = 400
@@ -119,7 +119,7 @@ def write_feedback(submissions_dir: Path, out_dir: Path, workdir: Path = config.
             print(f"warning: {sub.student}/{sub.notebook} is not graded yet (run `autograder grade` first); no feedback written", file=sys.stderr)
             continue
         if sub.notebook not in sources:
-            source_path = Path(solutions_dir or config.SOLUTIONS_DIR) / f"{sub.notebook}.ipynb"
+            source_path = source_notebook(sub.notebook, solutions_dir)
             sources[sub.notebook] = (read(source_path), read(released_path(source_path)))
         source, released = sources[sub.notebook]
         if result.submission_sha256 != sub.sha256:

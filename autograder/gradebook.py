@@ -38,10 +38,11 @@ def executed_path(workdir: Path, student: str, notebook: str) -> Path:
     return Path(workdir) / config.EXECUTED_DIR / student / f"{notebook}.ipynb"
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never half of it (a run killed mid-write)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8", newline="")  # exactly these bytes (CSV ends lines with \r\n)
     os.replace(tmp, path)
 
 
@@ -94,8 +95,8 @@ class Writer:
         """Write the record file (atomically) and the gradebook rows of one result."""
         if result.executed is not None:
             path = executed_path(self.workdir, result.student, result.notebook)
-            _atomic_write(path, nbformat.writes(nbformat.from_dict(result.executed)))
-        _atomic_write(result_path(self.workdir, result.student, result.notebook), json.dumps(result.to_json(), indent=1))
+            atomic_write(path, nbformat.writes(nbformat.from_dict(result.executed)))
+        atomic_write(result_path(self.workdir, result.student, result.notebook), json.dumps(result.to_json(), indent=1))
         self.record_in_gradebook(result)
 
     def record_in_gradebook(self, result: Result) -> None:

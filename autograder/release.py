@@ -5,14 +5,13 @@ gradebook or a course directory), so the released notebooks are exactly what
 `nbgrader generate_assignment` would produce: solutions replaced by
 `raise NotImplementedError()`, hidden tests removed, cells locked and checksummed.
 
-`check()` regenerates in memory and compares with the committed files; CI runs it so
+`release(check=True)` regenerates in memory and compares with the committed files; CI runs it so
 a solution edited without `make release` cannot go unnoticed.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
