@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import html
+import re
 import sys
 from pathlib import Path
 
@@ -41,7 +42,8 @@ def _redact(text: str, hidden: set[str]) -> str:
 
 
 def _md_escape(text: str) -> str:
-    return html.escape(text).replace("|", "&#124;").replace("\n", " ")
+    # `$` too: a message such as "cost $5, not $6" must not be rendered as a formula.
+    return html.escape(text).replace("|", "&#124;").replace("$", "&#36;").replace("\n", " ")
 
 
 def header_cell(result: Result) -> NotebookNode:
@@ -100,11 +102,148 @@ def feedback_notebook(result: Result, executed: NotebookNode | None, source: Not
     return nb
 
 
-def render_html(nb: NotebookNode) -> str:
-    from nbconvert import HTMLExporter
+# The page a student gets is one file, read offline: nbconvert's `lab` template, less
+# everything it would fetch from another host (require.js, MathJax, mermaid and widget
+# scripts, all from cdnjs/unpkg). Its CSS is inlined already.
+_PAGE_TEMPLATE = "autograder_feedback.html.j2"
+_PAGE_TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block html_head_css -%}
+<style type="text/css">
+/* math is MathML, laid out by the browser; a font with an OpenType MATH table stretches
+   brackets and roots (whichever the system has; nothing is downloaded) */
+math { font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", math; font-size: 1.15em; }
+math[display="block"] { display: block math; margin: 0.8em 0; overflow-x: auto; overflow-y: hidden; }
+code.tex-source { white-space: pre-wrap; }
+code.tex-source.tex-display { display: block; margin: 0.8em 0; }
+</style>
+{%- endblock html_head_css -%}
+{% block data_latex scoped %}
+<div class="jp-RenderedLatex jp-OutputArea-output {{ extra_class }}" data-mime-type="text/latex">
+{{ output.data['text/latex'] | latex2mathml }}
+</div>
+{%- endblock data_latex %}
+"""
 
-    exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(nb)
+_CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
+_TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# latex2mathml puts an unknown command verbatim into a token element (`<mi>\foo</mi>`).
+_TOKEN_ELEMENTS = {"mi", "mo", "mn", "ms"}
+
+
+def _tex_source(tex: str, display: bool) -> str:
+    """What is shown for a formula that cannot be converted: its TeX, as code."""
+    kind = "tex-source tex-display" if display else "tex-source"
+    return f'<code class="{kind}" title="formula not rendered">{html.escape(tex.strip())}</code>'
+
+
+def tex_to_mathml(tex: str, display: bool = False) -> str:
+    """MathML (rendered natively by browsers) for one TeX formula, without its delimiters.
+
+    Falls back to the TeX source in a <code> element when latex2mathml cannot convert
+    it, reports an error, or leaves a command it does not know as text."""
+    from xml.etree.ElementTree import tostring
+
+    from latex2mathml.converter import convert_to_element
+
+    source = tex.strip()
+    if not source:
+        return _tex_source(tex, display)
+    try:
+        root = convert_to_element(source, display="block" if display else "inline")
+    except Exception:  # latex2mathml raises many kinds of error on malformed TeX
+        return _tex_source(tex, display)
+    # latex2mathml stores character references (`&#x0003D;`) and the raw text of \text{}
+    # in the tree and serialises it unescaped; decode the references and let
+    # ElementTree escape everything, so `\text{a<b}` cannot break (or inject into) the page.
+    for element in root.iter():
+        if element.tag == "merror":
+            return _tex_source(tex, display)
+        for attr in ("text", "tail"):
+            value = getattr(element, attr)
+            if value:
+                setattr(element, attr, _CHAR_REF.sub(lambda m: chr(int(m.group(1), 16)), value))
+        if element.tag in _TOKEN_ELEMENTS and element.text and _TEX_COMMAND.search(element.text):
+            return _tex_source(tex, display)
+    return tostring(root, encoding="unicode", short_empty_elements=False)
+
+
+def _mathml_renderer_class():
+    from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+    class MathMLRenderer(IPythonRenderer):
+        """nbconvert's markdown renderer, with math converted to MathML instead of being
+        left as `$...$` for MathJax. Only what mistune parsed as math is converted, so
+        dollar signs in inline code, fenced code and code cells are left alone."""
+
+        def block_math(self, body: str) -> str:
+            return tex_to_mathml(body, display=True)
+
+        def inline_math(self, body: str) -> str:
+            return tex_to_mathml(body, display=False)
+
+        def latex_environment(self, name: str, body: str) -> str:
+            return tex_to_mathml(f"\\begin{{{name}}}{body}\\end{{{name}}}", display=True)
+
+        def multiline_math(self, text: str) -> str:  # mistune 2 only: a whole `$$...$$` paragraph
+            return _latex_output_to_mathml(text)
+
+    return MathMLRenderer
+
+
+def _latex_output_to_mathml(latex: str) -> str:
+    """A `text/latex` output (`$...$`, `$$...$$`, `\\[...\\]` or an environment) as MathML."""
+    text = latex.strip()
+    for left, right, display in (("$$", "$$", True), ("\\[", "\\]", True), ("$", "$", False), ("\\(", "\\)", False)):
+        if text.startswith(left) and text.endswith(right) and len(text) > len(left) + len(right):
+            inner = text[len(left):-len(right)]
+            if left.startswith("$") and re.search(r"(?<!\\)\$", inner):  # several formulas, or text and math
+                return _tex_source(text, display=True)
+            return tex_to_mathml(inner, display=display)
+    return tex_to_mathml(text, display=True)
+
+
+def _exporter():
+    from jinja2 import DictLoader, pass_context
+    from nbconvert import HTMLExporter
+    from nbconvert.filters.markdown_mistune import MarkdownWithMath
+
+    renderer_class = _mathml_renderer_class()
+
+    class FeedbackExporter(HTMLExporter):
+        @pass_context
+        def markdown2html(self, context, source):
+            cell = context.get("cell", {})
+            renderer = renderer_class(
+                escape=False,
+                attachments=cell.get("attachments", {}),
+                embed_images=self.embed_images,
+                path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+                anchor_link_text=self.anchor_link_text,
+                exclude_anchor_links=self.exclude_anchor_links,
+                **self.lexer_options,
+            )
+            return MarkdownWithMath(renderer=renderer).render(source)
+
+        def default_filters(self):
+            yield from super().default_filters()
+            yield ("latex2mathml", _latex_output_to_mathml)
+
+    return FeedbackExporter(
+        template_name="lab",
+        template_file=_PAGE_TEMPLATE,
+        extra_loaders=[DictLoader({_PAGE_TEMPLATE: _PAGE_TEMPLATE_SOURCE})],
+    )
+
+
+def render_html(nb: NotebookNode) -> str:
+    """One self-contained HTML page: styles inlined, math rendered to MathML here, and
+    no script, stylesheet, font or image fetched from anywhere (the page works offline
+    and from an LMS upload)."""
+    body, _ = _exporter().from_notebook_node(nb)
     return body
 
 
