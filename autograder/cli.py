@@ -1,7 +1,7 @@
 """Command line: a thin layer over the pipeline's functions.
 
     python -m autograder release [--check]
-    python -m autograder grade SUBMISSIONS [--workdir DIR] [--workers N] [--force]
+    python -m autograder grade SUBMISSIONS [--workdir DIR] [--workers N] [--force] [--no-sandbox]
     python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
     python -m autograder export --out grades.csv [--workdir DIR]
 """
@@ -39,17 +39,29 @@ def _release(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade import Options, grade
+    from autograder.sandbox import Limits, SandboxUnavailable
 
+    limits = Limits(
+        cell_timeout_s=args.timeout,
+        notebook_timeout_s=args.notebook_timeout,
+        memory_bytes=int(args.memory * (1 << 30)),
+        processes=args.processes,
+    )
     options = Options(
         workdir=args.workdir,
         db_url=args.db,
         workers=args.workers,
         force=args.force,
         notebooks=args.notebook or None,
-        cell_timeout_s=args.timeout,
+        limits=limits,
+        sandboxed=not args.no_sandbox,
     )
-    grade(args.submissions, options)
-    return 0
+    try:
+        results = grade(args.submissions, options)
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 1 if any(r.internal_error for r in results) else 0
 
 
 def _feedback(args: argparse.Namespace) -> int:
@@ -86,7 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
-    p.add_argument("--timeout", type=int, default=config.CELL_TIMEOUT_S, help="seconds per cell (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=config.CELL_TIMEOUT_S, help="wall-clock seconds per cell (default: %(default)s)")
+    p.add_argument("--notebook-timeout", type=float, default=config.NOTEBOOK_TIMEOUT_S,
+                   help="wall-clock seconds per notebook (default: %(default)s)")
+    p.add_argument("--memory", type=float, default=config.SANDBOX_MEMORY_BYTES / (1 << 30),
+                   help="address-space limit per submission in GiB, 0 for none (default: %(default)s; use 0 with CUDA)")
+    p.add_argument("--processes", type=int, default=config.SANDBOX_PROCESSES,
+                   help="processes per submission (default: %(default)s)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run student code WITHOUT isolation, as this user (only if bubblewrap cannot be installed)")
     p.set_defaults(func=_grade)
 
     p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")

@@ -25,12 +25,27 @@ COURSE_ID = "attention-course"
 KERNEL_NAME = "python3"
 
 # nbgrader's default is 30 s per cell; our cells take well under a second, so 60 s
-# only ever stops an infinite loop (the cell then fails with CellTimeoutError).
+# only ever stops an infinite loop (the cell then fails with a time-limit error).
 CELL_TIMEOUT_S = 60
+
+# --- the sandbox of student code (autograder/sandbox.py) -------------------------------
+# Address space: importing torch needs about 1 GB of it; 4 GiB leaves room for the
+# exercises and stops a runaway allocation long before the machine swaps. Set to 0 on a
+# GPU machine (CUDA reserves tens of GB of address space); `--memory` changes it.
+SANDBOX_MEMORY_BYTES = 4 << 30
+SANDBOX_CPU_SECONDS = 600  # CPU time of the whole process (RLIMIT_CPU)
+SANDBOX_PROCESSES = 64  # processes of the sandbox's uid (RLIMIT_NPROC): stops a fork bomb
+SANDBOX_FILE_BYTES = 64 << 20  # largest file it may write (RLIMIT_FSIZE)
+SANDBOX_SCRATCH_BYTES = 256 << 20  # its private, RAM-backed /tmp (the only writable place)
+SANDBOX_UID_BASE = 200_000  # root drops to uid BASE + worker slot: a uid that owns nothing
+NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
+MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, not kept
+STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
+CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 
 # Bump when the way a score is computed changes: cached results of an older
 # version are then graded again instead of reused.
-GRADER_VERSION = "1"
+GRADER_VERSION = "2"
 
 # Environment of the grading kernels: deterministic hashing, no GUI backend,
 # no thread oversubscription when several kernels share the cores.

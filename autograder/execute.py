@@ -1,54 +1,53 @@
 """Execute one submission with its hidden tests and score it: one input, one result.
 
-This is the only stage that runs student code. `execute_submission` is a pure
-function of a `Job` (picklable) to a `Result` (picklable), so the grade stage can
-run it in a process pool today and a sandbox, a pool of pre-warmed interpreters or a
-cluster backend can replace the way it runs later without touching the rest.
+This is the only stage that runs student code, and it runs it only in the sandbox
+(`sandbox.run_cells`). `execute_submission` is a pure function of a `Job` (picklable)
+to a `Result` (picklable), so the grade stage can run it in worker threads today and a
+pool of pre-warmed interpreters or a cluster backend can run it later.
 
-What happens, as in `nbgrader autograde`:
-1. assemble: the submitted notebook keeps the student's solution and scratch cells,
-   but test cells and locked cells get their source back from solutions/ (hidden
-   tests included), so students can neither weaken tests nor read hidden ones.
-   Test cells the student deleted are put back after the cell that preceded them.
-2. run it top to bottom in a fresh kernel with nbgrader's Execute preprocessor
-   (errors do not stop the run; per-cell timeout).
-3. score each test cell with nbgrader's `determine_grade`, except that stderr output
-   alone does not zero a cell (a torch warning is not a failed test); the message
-   kept for feedback is the exception's name and text, never its traceback (which
+1. align (`align.align`): match the submission with the released notebook whatever
+   happened to its metadata; test and locked cells come from solutions/ (hidden tests
+   included), anything put back for a missing answer comes from the released notebook
+   (it raises NotImplementedError). Every repair is recorded on the Result.
+2. run it top to bottom in a fresh sandboxed process (`sandbox`): errors do not stop
+   the run; a cell that hangs, or a process that dies, stops it and costs the tests
+   after that point, with the reason recorded.
+3. score: a test cell earns its points when it ran to the end without raising and the
+   runner's integrity checks found nothing (stderr output never costs points). The
+   message kept for feedback is the exception's name and text, never a traceback (it
    would quote hidden test source).
+
+A failure of the grading machinery itself (the sandbox did not start, a bug here) is
+returned as a Result with `internal_error` set: the grade stage retries it and never
+stores it as a grade.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.align import align
 from autograder.collect import Submission
-from autograder.notebooks import (
-    grade_id,
-    is_protected_cell,
-    is_solution_cell,
-    is_test_cell,
-    max_points,
-    nbgrader_meta,
-    read,
-)
+from autograder.notebooks import grade_id, is_protected_cell, is_test_cell, max_points, nbgrader_meta, read
+from autograder.sandbox import Cell, Limits, Report, run_cells
 
 
 @dataclass(frozen=True)
 class Job:
     submission: Submission
     source_path: Path  # solutions/<notebook>.ipynb
-    cell_timeout_s: int = config.CELL_TIMEOUT_S
+    limits: Limits = field(default_factory=Limits)
+    sandboxed: bool = True  # False only when the instructor passed --no-sandbox
+    harden: bool = True  # the runner's integrity checks (off only in tests that prove they matter)
 
 
 @dataclass
@@ -71,11 +70,12 @@ class Result:
     max_score: float
     cells: list[CellResult]
     reason: str = ""  # why the whole submission scored what it did, if not plain tests
-    notes: list[str] = field(default_factory=list)  # things the grader fixed (restored cells...)
+    repairs: list[str] = field(default_factory=list)  # what the grader fixed or put back, and why
     submission_sha256: str = ""
     source_sha256: str = ""
     grader_version: str = config.GRADER_VERSION
     seconds: float = 0.0
+    internal_error: str = ""  # the grader failed (not the student): never stored as a grade
     executed: dict | None = None  # the executed notebook (contains hidden tests: instructor only)
 
     def to_json(self) -> dict:
@@ -94,7 +94,7 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def zero_result(job: Job, reason: str, source: NotebookNode | None = None) -> Result:
+def zero_result(job: Job, reason: str, source: NotebookNode | None = None, internal_error: str = "") -> Result:
     """0 points on every test cell, with one reason: for submissions that cannot run at all."""
     source = source if source is not None else read(job.source_path)
     cells = [CellResult(gid, 0.0, pts, reason) for gid, pts in max_points(source).items()]
@@ -107,100 +107,80 @@ def zero_result(job: Job, reason: str, source: NotebookNode | None = None) -> Re
         reason=reason,
         submission_sha256=job.submission.sha256,
         source_sha256=file_sha256(job.source_path),
+        internal_error=internal_error,
     )
 
 
-def assemble(submitted: NotebookNode, source: NotebookNode) -> tuple[NotebookNode, list[str]]:
-    """The notebook to execute: the student's cells with tests and locked cells from the source."""
-    source_by_id = {grade_id(c): c for c in source.cells if grade_id(c)}
-    notes: list[str] = []
-    cells: list[NotebookNode] = []
-    seen: set[str] = set()
-    for cell in submitted.cells:
-        cell = copy.deepcopy(cell)
-        gid = grade_id(cell)
-        if gid is not None and (gid not in source_by_id or gid in seen):
-            # A copied cell, or metadata edited by hand: it grades nothing, but the
-            # student's code in it may be needed, so keep it as an ordinary cell.
-            notes.append(f"cell {gid!r} is a duplicate or unknown grader cell; run as an ordinary cell")
-            cell.metadata.pop("nbgrader", None)
-            gid = None
-        if gid is not None:
-            seen.add(gid)
-            original = source_by_id[gid]
-            if is_protected_cell(original):
-                cell = copy.deepcopy(original)
-            else:  # a solution cell: the student's code, the source's metadata (points cannot be edited)
-                cell.metadata["nbgrader"] = copy.deepcopy(original.metadata["nbgrader"])
-                if cell.cell_type != original.cell_type:
-                    notes.append(f"cell {gid!r} was changed to {cell.cell_type}; changed back to {original.cell_type}")
-                    cell = nbformat.from_dict({**original, "source": cell.source})
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-        cells.append(cell)
-    # Put back graded or locked cells the student deleted, after the source cell before them.
-    for index, original in enumerate(source.cells):
-        gid = grade_id(original)
-        if gid is None or gid in seen or not (is_protected_cell(original) or is_solution_cell(original)):
+@lru_cache(maxsize=32)
+def _released(source_path: Path, source_sha: str) -> NotebookNode:
+    """The student version of a source notebook, as `release` writes it (cached per content)."""
+    from autograder.release import release_notebook
+
+    return release_notebook(read(source_path))
+
+
+def cells_to_run(nb: NotebookNode) -> list[Cell]:
+    """The code cells of an aligned notebook, each marked as the course's code or the student's."""
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
             continue
-        notes.append(f"cell {gid!r} was missing from the submission and was restored")
-        position = 0
-        for previous in reversed(source.cells[:index]):
-            ids = [grade_id(c) for c in cells]
-            if grade_id(previous) in ids:
-                position = ids.index(grade_id(previous)) + 1
-                break
-        cells.insert(position, copy.deepcopy(original))
-        seen.add(gid)
-    nb = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(source.metadata))
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": config.KERNEL_NAME}
-    return nb, notes
+        kind = "test" if is_test_cell(cell) else "locked" if is_protected_cell(cell) else "student"
+        cells.append(Cell(index, kind, cell.source, grade_id(cell) or ""))
+    return cells
 
 
 NOT_RUN = "this test did not run (the notebook stopped before it)"
 
 
 def score_cell(cell: NotebookNode, not_run: str = NOT_RUN) -> CellResult:
-    """Points of one executed test cell: nbgrader's rule, with stderr not counted as failure."""
-    from nbgrader.utils import determine_grade
+    """Points of one executed test cell: all of them when it ran without raising, else none.
 
+    No partial credit, and no output can earn or cost points: stderr (a warning) is not a
+    failure, and nothing a test cell prints is read as a score.
+    """
     gid, points_max = grade_id(cell), float(nbgrader_meta(cell).get("points", 0))
-    if cell.get("execution_count") is None and not cell.get("outputs"):
+    if cell.get("execution_count") is None:
         return CellResult(gid, 0.0, points_max, not_run)
     for output in cell.outputs:
         if output.output_type == "error":
             message = f"{output.ename}: {output.evalue}".strip().rstrip(":")
             return CellResult(gid, 0.0, points_max, message)
-    judged = copy.deepcopy(cell)
-    judged.outputs = [o for o in judged.outputs if not (o.output_type == "stream" and o.name == "stderr")]
-    points, _ = determine_grade(judged)
-    points = float(points or 0.0)
-    return CellResult(gid, points, points_max, "" if points >= points_max else "partial credit")
+    return CellResult(gid, points_max, points_max, "")
 
 
-def _run(nb: NotebookNode, timeout: int) -> str:
-    """Execute in place; return '' or why the run stopped early (kernel death, time limit)."""
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from nbgrader.preprocessors import Execute
+def _fill_outputs(nb: NotebookNode, report: Report) -> list[str]:
+    """Write the runner's outputs into the notebook; return the integrity notes it made."""
+    notes = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        run = report.cells.get(index)
+        cell.outputs = []
+        cell.execution_count = None
+        if run is None:
+            continue
+        cell.execution_count = run.execution_count
+        for output in run.outputs:
+            try:
+                cell.outputs.append(nbformat.from_dict(_clean_output(output)))
+            except Exception:  # noqa: BLE001 - an output the notebook format cannot hold
+                continue
+        notes += [f"cell {grade_id(cell) or index + 1}: {note}" for note in run.tamper]
+    return notes
 
-    os.environ.update(config.KERNEL_ENV)
-    with tempfile.TemporaryDirectory(prefix="autograde-") as scratch:
-        from traitlets.config import Config
 
-        # IPC sockets in the scratch dir instead of TCP on localhost: nothing listens on
-        # the network, and the kernel does not warn about unencrypted TCP on stderr.
-        kernel_config = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(scratch) / "kernel")}})
-        executor = Execute(timeout=timeout, kernel_name=config.KERNEL_NAME, startup_timeout=120, config=kernel_config)
-        try:
-            executor.preprocess(nb, {"metadata": {"path": scratch}})
-        except DeadKernelError:
-            return "the kernel died while running the notebook (out of memory, or the code crashed Python); tests after that point score 0"
-        except CellTimeoutError:
-            return f"a cell ran longer than {timeout} s; tests after that point score 0"
-        except Exception as exc:  # anything else from the kernel machinery must not lose the run
-            return f"the notebook could not be run: {type(exc).__name__}: {exc}"
-    return ""
+def _clean_output(output: dict) -> dict:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return {"output_type": "stream", "name": output.get("name", "stdout"), "text": str(output.get("text", ""))}
+    if kind == "error":
+        return {"output_type": "error", "ename": str(output.get("ename", "Error")), "evalue": str(output.get("evalue", "")),
+                "traceback": [str(t) for t in output.get("traceback", [])]}
+    out = {"output_type": kind, "data": output.get("data", {}), "metadata": output.get("metadata", {})}
+    if kind == "execute_result":
+        out["execution_count"] = output.get("execution_count")
+    return out
 
 
 def execute_submission(job: Job) -> Result:
@@ -212,19 +192,28 @@ def execute_submission(job: Job) -> Result:
         return zero_result(job, sub.problem or "nothing submitted", source)
     try:
         submitted = read(sub.path)
-        nb, notes = assemble(submitted, source)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - collect checked it; a file changed since is the student's
         return zero_result(job, f"the notebook could not be read: {type(exc).__name__}: {exc}", source)
-    reason = _run(nb, job.cell_timeout_s)
-    cells = [score_cell(c, reason or NOT_RUN) for c in nb.cells if is_test_cell(c)]
+    released = _released(job.source_path, file_sha256(job.source_path))
+    aligned = align(submitted, released, source)
+    if aligned.recognised == 0:
+        result = zero_result(job, f"none of the cells of {sub.notebook}.ipynb were found in this file: is it another notebook?", source)
+        result.repairs = aligned.repairs
+        return result
+    nb = aligned.notebook
+    report = run_cells(cells_to_run(nb), job.limits, sandboxed=job.sandboxed, harden=job.harden)
+    if report.machinery_error:
+        return zero_result(job, "not graded: the grader failed (it will retry)", source, internal_error=report.machinery_error)
+    integrity = _fill_outputs(nb, report)
+    cells = [score_cell(c, report.stopped or NOT_RUN) for c in nb.cells if is_test_cell(c)]
     return Result(
         sub.student,
         sub.notebook,
         sum(c.points for c in cells),
         sum(c.max_points for c in cells),
         cells,
-        reason=reason,
-        notes=notes,
+        reason=report.stopped,
+        repairs=aligned.repairs + integrity,
         submission_sha256=sub.sha256,
         source_sha256=file_sha256(job.source_path),
         seconds=round(time.monotonic() - started, 2),

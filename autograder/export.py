@@ -31,7 +31,7 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     from nbgrader.api import Gradebook
 
     ensure_tools_on_path()
-    reasons = {(r.student, r.notebook): r.reason for r in load_results(workdir)}
+    records = {(r.student, r.notebook): r for r in load_results(workdir)}
     columns: list[str] = []
     out: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
@@ -53,9 +53,11 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                         "max_score": f"{submission.max_score:g}",
                     }
                     row.update({c: f"{grades.get(c, 0):g}" for c in cells})
-                    row["reason"] = reasons.get((submission.student.id, notebook.name), "")
+                    record = records.get((submission.student.id, notebook.name))
+                    row["reason"] = record.reason if record else ""
+                    row["repairs"] = " | ".join(record.repairs) if record else ""
                     out.append(row)
-    return FIXED_COLUMNS + columns + ["reason"], out
+    return FIXED_COLUMNS + columns + ["reason", "repairs"], out
 
 
 def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:

@@ -55,8 +55,10 @@ def header_cell(result: Result) -> NotebookNode:
     ]
     if result.reason:
         lines += [f"**{_md_escape(result.reason)}**", ""]
-    for note in result.notes:
-        lines += [f"- Note: {_md_escape(note)}"]
+    if result.repairs:
+        lines += ["What the grader repaired in your notebook before running it:", ""]
+    for note in result.repairs:
+        lines += [f"- {_md_escape(note)}"]
     lines += ["", "| test | points | result |", "|---|---|---|"]
     for cell in result.cells:
         outcome = "passed" if cell.passed else _md_escape(cell.message or "failed")

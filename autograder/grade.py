@@ -1,18 +1,23 @@
 """Grade a folder of submissions: collect, execute in parallel workers, record, summarise.
 
-Workers only compute (`execute.execute_submission`); this process is the one writer.
-A result is recorded as soon as it arrives, so a run killed midway keeps what it
-finished, and the next run grades only what is missing or changed (the record holds
-the hashes of the submission and of the source notebook it was graded against).
+Workers are threads, each waiting on one sandboxed process (`execute.execute_submission`);
+this process is the one writer. Student code never runs in this process or in a
+process it depends on, so a submission that kills, exits or exhausts its own process
+costs only itself.
+
+A result is recorded as soon as it arrives (atomically), so a run killed at any moment
+keeps what it finished, and the next run grades only what is missing or changed (the
+record holds the hashes of the submission and of the source notebook it was graded
+against). A failure of the grader itself is retried once and, if it persists, reported
+and left ungraded: it is never stored, so the next run grades that submission again.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -21,6 +26,7 @@ from autograder.collect import Submission, collect, notebooks_present
 from autograder.execute import Job, Result, execute_submission, file_sha256, zero_result
 from autograder.gradebook import Writer, load_result
 from autograder.notebooks import notebook_names, read, source_notebook
+from autograder.sandbox import Limits, check_available
 
 Runner = Callable[[Job], Result]
 
@@ -32,8 +38,11 @@ class Options:
     workers: int = config.default_workers()
     force: bool = False  # grade again even when an up-to-date record exists
     notebooks: list[str] | None = None  # default: the released notebooks found in the folder
-    cell_timeout_s: int = config.CELL_TIMEOUT_S
+    limits: Limits = field(default_factory=Limits)
+    sandboxed: bool = True  # False: student code runs unisolated (only when asked for)
+    harden: bool = True
     solutions_dir: Path | None = None
+    retries: int = 1  # attempts more for a submission the grader itself failed on
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -45,18 +54,16 @@ def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool
     )
 
 
-def _safe_run(runner: Runner, job: Job) -> Result:
-    """A failure of the grading machinery itself costs this submission, never the run."""
-    try:
-        return runner(job)
-    except BaseException as exc:  # noqa: BLE001 - a worker must always answer
-        return zero_result(job, f"internal grader error: {type(exc).__name__}: {exc}")
-
-
-def _pool(workers: int) -> ProcessPoolExecutor:
-    # fork: workers inherit the imported nbgrader/nbclient, no re-import per worker.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method))
+def _safe_run(runner: Runner, job: Job, retries: int) -> Result:
+    """A failure of the grading machinery costs this submission at most, never the run."""
+    for attempt in range(retries + 1):
+        try:
+            result = runner(job)
+        except BaseException as exc:  # noqa: BLE001 - a worker must always answer
+            result = zero_result(job, "not graded: the grader failed", internal_error=f"{type(exc).__name__}: {exc}")
+        if not result.internal_error:
+            return result
+    return result
 
 
 def grade(
@@ -76,6 +83,11 @@ def grade(
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
 
+    if options.sandboxed:
+        check_available()  # refuse now, with how to fix it, rather than fail 300 times
+    else:
+        print("WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True)
+
     results: dict[tuple[str, str], Result] = {}
     started = time.monotonic()
     with Writer(options.workdir, options.db_url) as writer:
@@ -88,10 +100,11 @@ def grade(
                 writer.record_in_gradebook(cached)  # idempotent; repairs a run killed mid-write
                 results[(sub.student, sub.notebook)] = cached
             else:
-                todo.append(Job(sub, sources[sub.notebook], options.cell_timeout_s))
+                todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
         print(
             f"Grading {len(todo)} submission(s) of {len(submissions)} "
-            f"({len(submissions) - len(todo)} already graded and unchanged) with {options.workers} worker(s)",
+            f"({len(submissions) - len(todo)} already graded and unchanged) with {options.workers} worker(s)"
+            + ("" if options.sandboxed else ", NOT sandboxed"),
             file=out,
             flush=True,
         )
@@ -99,24 +112,19 @@ def grade(
         width = _name_width(submissions)
 
         def record(done: int, result: Result) -> None:
-            writer.record(result)
             results[(result.student, result.notebook)] = result
-            status = f"{result.score:g}/{result.max_score:g}"
-            extra = f"  ({result.reason})" if result.reason else ""
+            if result.internal_error:
+                status, extra = "ERROR", f"  (grader error, not stored; run grade again: {result.internal_error})"
+            else:
+                writer.record(result)
+                status = f"{result.score:g}/{result.max_score:g}"
+                extra = f"  ({result.reason})" if result.reason else ""
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
-        if options.workers <= 1 or len(todo) <= 1:
-            for done, job in enumerate(todo, 1):
-                record(done, _safe_run(runner, job))
-        else:
-            with _pool(min(options.workers, len(todo))) as pool:
-                futures = {pool.submit(_safe_run, runner, job): job for job in todo}
-                for done, future in enumerate(as_completed(futures), 1):
-                    try:
-                        result = future.result()
-                    except BaseException as exc:  # noqa: BLE001 - a dead worker process
-                        result = zero_result(futures[future], f"internal grader error: {type(exc).__name__}: {exc}")
-                    record(done, result)
+        with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
+            futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
+            for done, future in enumerate(as_completed(futures), 1):
+                record(done, future.result())
     ordered = [results[(s.student, s.notebook)] for s in submissions]
     print(summary(ordered, time.monotonic() - started), file=out, flush=True)
     return ordered
@@ -134,7 +142,15 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
     for r in results:
         failed = [c.grade_id for c in r.cells if not c.passed]
         note = r.reason or (f"failed: {', '.join(failed)}" if failed else "all tests passed")
-        lines.append(f"{r.student:<{width}} {r.notebook:<28} {r.score:>4g}/{r.max_score:<4g}  {note}")
+        if r.repairs:
+            note += f"; {len(r.repairs)} repair(s): " + "; ".join(r.repairs[:3]) + (" ..." if len(r.repairs) > 3 else "")
+        score = "ERROR" if r.internal_error else f"{r.score:>4g}/{r.max_score:<4g}"
+        if r.internal_error:
+            note = f"not graded, the grader failed: {r.internal_error} (run grade again)"
+        lines.append(f"{r.student:<{width}} {r.notebook:<28} {score:>9}  {note}")
     if seconds is not None:
         lines.append(f"{len(results)} submission(s) in {seconds:.1f} s")
+    failures = sum(1 for r in results if r.internal_error)
+    if failures:
+        lines.append(f"{failures} submission(s) NOT graded because the grader failed; run the same command again to grade them.")
     return "\n".join(lines)

@@ -36,15 +36,17 @@ print(json.dumps({"failed": failed, "device": str(device)}))
 
 
 def build(out_dir: Path) -> Path:
-    from autograder.execute import assemble
+    from autograder.align import align
     from autograder.notebooks import grade_id, is_test_cell, read, source_notebook
+    from autograder.release import release_notebook
     from autograder.samples import catalogue_submissions
 
     cases = []
     for name in ["02_dot_product_attention"]:
         source = read(source_notebook(name))
+        released = release_notebook(source)
         for label, nb, expect in catalogue_submissions(name):
-            assembled, _ = assemble(nb, source)
+            assembled = align(nb, released, source).notebook
             cells = [{"source": c.source, "grade_id": grade_id(c), "graded": is_test_cell(c)} for c in assembled.cells if c.cell_type == "code"]
             cases.append({"notebook": name, "label": label, "expect_fail": sorted(expect), "cells": cells})
     out_dir.mkdir(parents=True, exist_ok=True)

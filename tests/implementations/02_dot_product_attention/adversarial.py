@@ -1,0 +1,646 @@
+"""Submissions of exercise 02 that real or sly students hand in, each with its expected grade.
+
+`tests/test_adversarial.py` grades all of them in one `autograder grade` run, together
+with the reference student, and checks every expectation. Three kinds:
+
+- **structure**: what editors and copy-paste do to a notebook (cells deleted, emptied,
+  duplicated, reordered, metadata gone, code turned into markdown, tests edited...);
+- **isolation**: code that tries to leave its sandbox (read solutions/, the gradebook,
+  another student's folder, /etc/shadow; write outside its scratch dir; reach a server
+  on 127.0.0.1; kill the grader; fork, allocate, fill the disk, print without end).
+  An attack cell prints `BLOCKED: ...` when the attempt fails and `LEAKED: ...` when it
+  succeeds; a successful read also *uses* what it read (it swaps in a broken
+  `scaled_dot_product_attention`), so a leak costs points and cannot pass unnoticed;
+- **tamper**: a wrong implementation (`no_scale`: 3/11 on its own) plus a trick that makes
+  an unguarded grader's tests pass. `gains_unguarded` marks the tricks that really do
+  earn points when the runner's guard is off (the test checks that, so each one is a
+  real attack and not a straw man).
+
+Every loop and allocation is bounded, so even if a limit of the sandbox failed the
+machine would survive it (at most 512 processes, 8 GiB touched, 2 GiB written).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+from nbformat import NotebookNode
+
+from autograder.notebooks import grade_id, is_solution_cell, is_test_cell, read, source_notebook
+from autograder.samples import implementations, make_submission, untouched_release
+
+NOTEBOOK = "02_dot_product_attention"
+FULL = 11.0
+SOFTMAX_ONLY = 3.0  # the three softmax test cells, which run before the attention answer cell
+WRONG = {i.name: i for i in implementations(NOTEBOOK, "wrong")}
+
+
+@dataclass
+class Context:
+    """Host paths and resources the attacks aim at (the test creates them)."""
+
+    solutions_dir: Path
+    workdir: Path
+    submissions_dir: Path
+    marker: Path  # a file outside every sandbox that no submission may change
+    listener_port: int  # a TCP server on 127.0.0.1 that no submission may reach
+    host_tmp_target: Path  # a path in the host's /tmp that no submission may create
+
+
+@dataclass
+class Case:
+    name: str
+    kind: str  # structure, isolation, tamper
+    description: str
+    build: Callable[[Context], NotebookNode | bytes]
+    score: float
+    reason: str = ""  # a substring the result's reason must contain ('' = no reason)
+    repairs: tuple[str, ...] = ()  # substrings that must appear among the result's repairs
+    outputs: tuple[str, ...] = ()  # substrings that must appear in the executed notebook's outputs
+    gains_unguarded: bool = False
+    max_seconds: float = 60.0
+
+
+# -- building blocks ------------------------------------------------------------------------------
+
+def correct() -> NotebookNode:
+    return make_submission(NOTEBOOK)
+
+
+def wrong(name: str = "no_scale") -> NotebookNode:
+    return make_submission(NOTEBOOK, WRONG[name].cells)
+
+
+def insert_after(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
+    """A new cell without metadata (as a student adds it) after the cell `gid`."""
+    nb = copy.deepcopy(nb)
+    position = next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid) + 1
+    nb.cells.insert(position, nbformat.v4.new_code_cell(textwrap.dedent(code).strip("\n")))
+    return nb
+
+
+def attack(nb: NotebookNode, code: str, after: str = "scaled_dot_product_attention") -> NotebookNode:
+    return insert_after(nb, after, code)
+
+
+# On success, an attack replaces the student's correct answer by a broken one: a leak
+# then shows up as lost points, whatever else happens.
+SABOTAGE = """
+def _sabotage(reason):
+    global scaled_dot_product_attention
+    print("LEAKED:", reason)
+    scaled_dot_product_attention = lambda q, k, v, mask=None: (q * 0, q * 0)
+"""
+
+
+def read_attempt(path: Path, must_contain: str = "") -> str:
+    return SABOTAGE + f"""
+try:
+    with open({str(path)!r}, "rb") as handle:
+        data = handle.read(1 << 20)
+    if {must_contain!r}.encode() in data and data:
+        _sabotage("read " + {str(path)!r})
+    else:
+        print("BLOCKED: read gave nothing useful")
+except OSError as exc:
+    print("BLOCKED:", type(exc).__name__)
+"""
+
+
+def strip_metadata(nb: NotebookNode, new_ids: bool = False) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    rng = random.Random(0)
+    for cell in nb.cells:
+        cell.metadata = {}
+        if new_ids:
+            cell.id = "%08x" % rng.getrandbits(32)
+    return nb
+
+
+def without(nb: NotebookNode, keep: Callable[[NotebookNode], bool]) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    nb.cells = [c for c in nb.cells if keep(c)]
+    return nb
+
+
+def edit_tests(nb: NotebookNode, edit: Callable[[NotebookNode], None]) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if is_test_cell(cell):
+            edit(cell)
+    return nb
+
+
+def set_answer(nb: NotebookNode, gid: str, code: str) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    next(c for c in nb.cells if grade_id(c) == gid).source = textwrap.dedent(code).strip("\n")
+    return nb
+
+
+# -- structure ------------------------------------------------------------------------------------
+
+def _answers_deleted(ctx):
+    return without(untouched_release(NOTEBOOK), lambda c: not is_solution_cell(c))
+
+
+def _answers_emptied(ctx):
+    nb = copy.deepcopy(untouched_release(NOTEBOOK))
+    for cell in nb.cells:
+        if is_solution_cell(cell):
+            cell.source = ""
+    return nb
+
+
+def _correct_answers_deleted(ctx):
+    """The correct student deletes the attention cell after pasting its code into a cell of their own."""
+    nb = correct()
+    code = next(c for c in nb.cells if grade_id(c) == "scaled_dot_product_attention").source
+    nb = without(nb, lambda c: grade_id(c) != "scaled_dot_product_attention")
+    return insert_after(nb, "softmax_stable", code)
+
+
+def _reordered(ctx):
+    nb = correct()
+    cell = next(c for c in nb.cells if grade_id(c) == "scaled_dot_product_attention")
+    nb.cells.remove(cell)
+    nb.cells.insert(2, cell)  # right after the setup cell
+    tests = [c for c in nb.cells if grade_id(c) in ("softmax_dim", "softmax_values")]
+    a, b = (nb.cells.index(t) for t in tests)
+    nb.cells[a], nb.cells[b] = nb.cells[b], nb.cells[a]
+    return nb
+
+
+def _answer_duplicated(ctx):
+    """A wrong first attempt kept above the corrected copy (same metadata twice)."""
+    nb = wrong()
+    first = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "scaled_dot_product_attention")
+    fixed = copy.deepcopy(correct().cells[first])
+    fixed.id = "copy-of-answer"
+    nb.cells.insert(first + 1, fixed)
+    return nb
+
+
+def _test_duplicated(ctx):
+    nb = correct()
+    index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == "sdpa_mask")
+    twin = copy.deepcopy(nb.cells[index])
+    twin.id = "copy-of-test"
+    nb.cells.insert(index + 1, twin)
+    return nb
+
+
+def _answer_to_markdown(ctx):
+    nb = correct()
+    cell = next(c for c in nb.cells if grade_id(c) == "scaled_dot_product_attention")
+    cell.cell_type = "markdown"
+    cell.pop("outputs", None)
+    cell.pop("execution_count", None)
+    return nb
+
+
+def _toggled_and_back(ctx):
+    """Code -> markdown -> code in an editor that drops metadata and gives a new id."""
+    nb = correct()
+    cell = next(c for c in nb.cells if grade_id(c) == "scaled_dot_product_attention")
+    cell.metadata = {}
+    cell.id = "toggled-cell"
+    return nb
+
+
+def _tests_deleted(ctx):
+    return without(wrong(), lambda c: not is_test_cell(c))
+
+
+def _tests_blanked(ctx):
+    return edit_tests(wrong(), lambda c: setattr(c, "source", "pass"))
+
+
+def _tests_relabelled(ctx):
+    def relabel(cell):
+        cell.metadata.nbgrader.update(solution=True, grade=False, locked=False)
+        cell.source = "pass"
+    return edit_tests(wrong(), relabel)
+
+
+def _tests_1000_points(ctx):
+    def inflate(cell):
+        cell.metadata.nbgrader["points"] = 1000
+    return edit_tests(wrong(), inflate)
+
+
+def _other_chapter(ctx):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Exercise 03: masks"),
+        nbformat.v4.new_code_cell("import torch\n\ndef causal_mask(size):\n    return torch.tril(torch.ones(size, size, dtype=torch.bool))"),
+        nbformat.v4.new_code_cell("assert causal_mask(3).shape == (3, 3)"),
+    ]
+    for index, cell in enumerate(nb.cells):
+        cell.metadata["nbgrader"] = {"grade_id": f"ch03_cell_{index}", "grade": index == 2, "solution": index == 1,
+                                     "locked": False, "points": 2 if index == 2 else 0, "schema_version": 3}
+    return nb
+
+
+def _nbformat_40(ctx):
+    data = json.loads(nbformat.writes(correct()))
+    data["nbformat_minor"] = 0
+    for cell in data["cells"]:
+        cell.pop("id", None)
+    return json.dumps(data, indent=1).encode()
+
+
+# -- isolation ------------------------------------------------------------------------------------
+
+def _infinite_loop(ctx):
+    return set_answer(correct(), "scaled_dot_product_attention", "while True:\n    pass")
+
+
+def _loop_ignoring_alarm(ctx):
+    return attack(correct(), """
+import signal
+signal.signal(signal.SIGALRM, signal.SIG_IGN)
+signal.setitimer = lambda *args, **kwargs: None
+while True:
+    pass
+""")
+
+
+def _fork_bomb(ctx):
+    # `while True: os.fork()`, bounded: depth 9 is at most 512 processes if NPROC failed.
+    return attack(correct(), """
+import os
+me = os.getpid()
+try:
+    for _ in range(9):
+        os.fork()
+    if os.getpid() == me:
+        print("LEAKED: 512 processes")
+except OSError as exc:
+    if os.getpid() == me:
+        print("BLOCKED:", type(exc).__name__)
+if os.getpid() != me:
+    os._exit(0)
+""", after="setup")
+
+
+def _many_processes(ctx):
+    return attack(correct(), """
+import subprocess
+children = []
+try:
+    for _ in range(300):
+        children.append(subprocess.Popen(["sleep", "30"]))
+    print("LEAKED: 300 processes")
+except OSError as exc:
+    print("BLOCKED:", type(exc).__name__, len(children))
+""", after="setup")
+
+
+def _allocate_20gb(ctx):
+    return attack(correct(), """
+import torch
+try:
+    big = torch.empty(20 * 2**30, dtype=torch.uint8)   # 20 GiB of address space, untouched
+    print("LEAKED: 20 GiB reserved")
+    del big
+except (RuntimeError, MemoryError) as exc:
+    print("BLOCKED:", type(exc).__name__)
+chunks = []
+try:
+    for _ in range(16):                                   # then touch up to 8 GiB, 512 MiB at a time
+        chunks.append(torch.ones(512 * 2**20, dtype=torch.uint8))
+    print("LEAKED: 8 GiB touched")
+except (RuntimeError, MemoryError) as exc:
+    print("BLOCKED:", type(exc).__name__, len(chunks))
+del chunks
+""")
+
+
+def _fill_disk(ctx):
+    return attack(correct(), """
+import os
+written = 0
+try:
+    for i in range(32):                                   # at most 2 GiB, 64 MiB per write
+        with open(f"fill-{i}.bin", "wb") as handle:
+            handle.write(b"x" * (64 << 20))
+        written += 64
+    print("LEAKED: wrote", written, "MiB")
+except OSError as exc:
+    print("BLOCKED:", type(exc).__name__, written, "MiB")
+finally:
+    for i in range(32):
+        try:
+            os.remove(f"fill-{i}.bin")
+        except OSError:
+            pass
+""")
+
+
+def _print_1gb(ctx):
+    return attack(correct(), """
+import sys
+chunk = "x" * (1 << 20)
+for _ in range(1024):                                     # 1 GiB of output
+    sys.stdout.write(chunk)
+print("BLOCKED: printed 1 GiB")
+""")
+
+
+def _socket(ctx):
+    return attack(correct(), SABOTAGE + f"""
+import socket
+try:
+    with socket.create_connection(("127.0.0.1", {ctx.listener_port}), timeout=3) as conn:
+        conn.sendall(b"hello from a submission")
+    _sabotage("connected to 127.0.0.1:{ctx.listener_port}")
+except OSError as exc:
+    print("BLOCKED:", type(exc).__name__)
+""")
+
+
+def _read_solutions(ctx):
+    return attack(correct(), read_attempt(ctx.solutions_dir / f"{NOTEBOOK}.ipynb", "BEGIN HIDDEN TESTS"))
+
+
+def _read_gradebook(ctx):
+    return attack(correct(), read_attempt(ctx.workdir / "gradebook.db", "SQLite"))
+
+
+def _read_other_student(ctx):
+    return attack(correct(), read_attempt(ctx.submissions_dir / "reference" / f"{NOTEBOOK}.ipynb", "nbformat"))
+
+
+def _read_shadow(ctx):
+    return attack(correct(), read_attempt(Path("/etc/shadow"), "root:"))
+
+
+def _write_outside(ctx):
+    targets = [ctx.marker, ctx.host_tmp_target, ctx.submissions_dir / "reference" / "planted.txt",
+               ctx.workdir / "planted.txt", ctx.solutions_dir / "planted.txt"]
+    return attack(correct(), f"""
+import os
+for target in {[str(t) for t in targets]!r}:
+    try:
+        with open(target, "w") as handle:
+            handle.write("written by a submission")
+        print("wrote (inside the sandbox's own file system, or leaked):", target)
+    except OSError as exc:
+        print("BLOCKED:", target, type(exc).__name__)
+try:
+    os.remove({str(ctx.marker)!r})
+except OSError as exc:
+    print("BLOCKED: remove", type(exc).__name__)
+""")
+
+
+def _kill_parent(ctx):
+    return attack(correct(), """
+import os, signal
+os.kill(os.getppid(), signal.SIGKILL)
+print("BLOCKED: the parent survived")
+""", after="setup")
+
+
+def _sys_exit(ctx):
+    return attack(correct(), "import sys\nsys.exit(0)", after="setup")
+
+
+def _os_exit(ctx):
+    return attack(correct(), "import os\nos._exit(0)")
+
+
+# -- tamper ---------------------------------------------------------------------------------------
+
+def _patch_assert_close(ctx):
+    return attack(wrong(), """
+import torch
+torch.testing.assert_close = lambda *args, **kwargs: None
+""")
+
+
+def _patch_allclose_equal(ctx):
+    return attack(wrong(), """
+import torch
+torch.allclose = lambda *args, **kwargs: True
+torch.equal = lambda *args, **kwargs: True
+torch.testing.assert_close = lambda *args, **kwargs: None
+""")
+
+
+def _patch_numpy_testing(ctx):
+    return attack(wrong(), """
+import numpy, numpy.testing, torch
+for name in dir(numpy.testing):
+    if name.startswith("assert"):
+        setattr(numpy.testing, name, lambda *args, **kwargs: None)
+numpy.allclose = lambda *args, **kwargs: True
+torch.testing.assert_close = numpy.testing.assert_allclose
+""")
+
+
+def _patch_builtins(ctx):
+    return attack(wrong(), """
+import builtins, torch
+class NeverRaised(Exception):
+    pass
+builtins.AssertionError = NeverRaised
+builtins.isinstance = lambda obj, cls: True
+torch.testing.assert_close = lambda *args, **kwargs: None
+""")
+
+
+def _tensor_subclass(ctx):
+    """Returns a tensor subclass whose comparisons all say 'equal'."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import math
+import torch
+
+class Agreeable(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name in ("isclose", "eq", "__eq__", "equal", "allclose"):
+            first = next(a for a in args if isinstance(a, torch.Tensor))
+            return torch.ones(first.shape, dtype=torch.bool, device=first.device) if name != "equal" and name != "allclose" else True
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **kwargs)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return (weights @ v).as_subclass(Agreeable), weights.as_subclass(Agreeable)
+""")
+
+
+def _patch_tensor_methods(ctx):
+    return attack(wrong(), """
+import torch
+_ones = torch.ones_like
+torch.Tensor.__eq__ = lambda self, other: _ones(self, dtype=torch.bool)
+torch.Tensor.sum = lambda self, *args, **kwargs: _ones(self).mean()
+torch.testing.assert_close = lambda *args, **kwargs: None
+""")
+
+
+def _hide_errors(ctx):
+    """Silences error display, which is how a kernel-based grader sees a failed test."""
+    return attack(wrong(), """
+import sys
+ip = get_ipython()
+ip.showtraceback = lambda *args, **kwargs: None
+ip._showtraceback = lambda *args, **kwargs: None
+sys.excepthook = lambda *args: None
+""")
+
+
+def _background_patcher(ctx):
+    return attack(wrong(), """
+import threading, time, torch
+def keep_patching():
+    while True:
+        torch.testing.assert_close = lambda *args, **kwargs: None
+        time.sleep(0.0005)
+threading.Thread(target=keep_patching, daemon=True).start()
+""")
+
+
+def _torch_function_mode(ctx):
+    return attack(wrong(), """
+import torch
+from torch.overrides import TorchFunctionMode
+
+class AllClose(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", "") == "isclose":
+            return torch.ones(args[0].shape, dtype=torch.bool, device=args[0].device)
+        return func(*args, **kwargs)
+
+AllClose().__enter__()   # never left: every later torch call goes through it
+""")
+
+
+def _patch_inside_function(ctx):
+    """The answer itself patches assert_close the first time a test calls it."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    torch.testing.assert_close = lambda *args, **kwargs: None
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return weights @ v, weights
+""")
+
+
+CASES: list[Case] = [
+    Case("reference", "structure", "the reference solution, untouched", lambda ctx: correct(), FULL),
+    Case("answers-deleted", "structure", "the released notebook with its answer cells deleted", _answers_deleted, 0,
+         repairs=("was missing",), outputs=("NotImplementedError",)),
+    Case("answers-emptied", "structure", "the answer cells left empty", _answers_emptied, 0),
+    Case("answer-moved-to-own-cell", "structure", "the attention answer deleted and pasted into a new cell elsewhere",
+         _correct_answers_deleted, FULL),
+    Case("pasted-no-metadata", "structure", "correct answers, every cell's metadata gone (copy-paste)",
+         lambda ctx: strip_metadata(correct()), FULL),
+    Case("pasted-fresh-notebook", "structure", "correct answers pasted into a fresh notebook: no metadata, new cell ids",
+         lambda ctx: strip_metadata(correct(), new_ids=True), FULL),
+    Case("all-metadata-stripped", "structure", "no cell or notebook metadata, new ids",
+         lambda ctx: _strip_notebook_metadata(strip_metadata(correct(), new_ids=True)), FULL),
+    Case("cells-reordered", "structure", "answer cell moved to the top, two test cells swapped", _reordered, FULL,
+         repairs=("reordered",)),
+    Case("answer-duplicated", "structure", "a wrong attempt above a corrected duplicate of the answer cell",
+         _answer_duplicated, FULL),
+    Case("test-duplicated", "structure", "a test cell duplicated", _test_duplicated, FULL),
+    Case("answer-turned-markdown", "structure", "the answer cell turned into markdown", _answer_to_markdown, FULL,
+         repairs=("markdown",)),
+    Case("answer-toggled-and-back", "structure", "code -> markdown -> code, metadata and id lost", _toggled_and_back, FULL),
+    Case("tests-deleted", "structure", "wrong code, every test cell deleted", _tests_deleted, SOFTMAX_ONLY,
+         repairs=("missing",)),
+    Case("tests-blanked", "structure", "wrong code, every test cell replaced by `pass`", _tests_blanked, SOFTMAX_ONLY,
+         repairs=("modified",)),
+    Case("tests-relabelled", "structure", "wrong code, test cells relabelled as solution cells and blanked",
+         _tests_relabelled, SOFTMAX_ONLY),
+    Case("tests-1000-points", "structure", "wrong code, every test cell given 1000 points", _tests_1000_points, SOFTMAX_ONLY),
+    Case("other-chapter", "structure", "the notebook of another chapter under this name", _other_chapter, 0,
+         reason="another notebook"),
+    Case("nbformat-4.0", "structure", "correct answers saved as nbformat 4.0 (no cell ids)", _nbformat_40, FULL),
+    Case("infinite-loop", "isolation", "the attention answer is an infinite loop", _infinite_loop, SOFTMAX_ONLY,
+         outputs=("CellTimeout",)),
+    Case("loop-ignoring-alarm", "isolation", "an infinite loop that disables the cell's alarm first",
+         _loop_ignoring_alarm, SOFTMAX_ONLY, reason="ran longer than"),
+    Case("fork-bomb", "isolation", "`os.fork()` in a loop (bounded to depth 9)", _fork_bomb, FULL, outputs=("BLOCKED",)),
+    Case("300-processes", "isolation", "300 `sleep` subprocesses", _many_processes, FULL, outputs=("BLOCKED",)),
+    Case("allocate-20gb", "isolation", "20 GiB reserved, then up to 8 GiB touched", _allocate_20gb, FULL,
+         outputs=("BLOCKED",)),
+    Case("fill-disk", "isolation", "writes up to 2 GiB to its working dir", _fill_disk, FULL, outputs=("BLOCKED",)),
+    Case("print-1gb", "isolation", "prints 1 GiB", _print_1gb, FULL, outputs=("more characters of stdout not kept",)),
+    Case("socket-listener", "isolation", "connects to a server the test runs on 127.0.0.1", _socket, FULL,
+         outputs=("BLOCKED",)),
+    Case("read-solutions", "isolation", "reads solutions/ (hidden tests and solutions)", _read_solutions, FULL,
+         outputs=("BLOCKED",)),
+    Case("read-gradebook", "isolation", "reads the gradebook", _read_gradebook, FULL, outputs=("BLOCKED",)),
+    Case("read-other-student", "isolation", "reads another student's submission", _read_other_student, FULL,
+         outputs=("BLOCKED",)),
+    Case("read-etc-shadow", "isolation", "reads /etc/shadow", _read_shadow, FULL, outputs=("BLOCKED",)),
+    Case("write-outside-scratch", "isolation", "writes to the host's /tmp, the submissions, the work dir, solutions/; deletes a marker",
+         _write_outside, FULL),
+    Case("kill-parent", "isolation", "`os.kill(os.getppid(), SIGKILL)`", _kill_parent, FULL, outputs=("BLOCKED",)),
+    Case("sys-exit", "isolation", "`sys.exit(0)` in a cell", _sys_exit, FULL),
+    Case("os-exit", "isolation", "`os._exit(0)` after the attention answer", _os_exit, SOFTMAX_ONLY, reason="exit code 0"),
+    Case("patch-assert-close", "tamper", "torch.testing.assert_close replaced by a no-op", _patch_assert_close,
+         SOFTMAX_ONLY, repairs=("torch.testing.assert_close",), gains_unguarded=True),
+    Case("patch-allclose-equal", "tamper", "torch.allclose, torch.equal and assert_close patched", _patch_allclose_equal,
+         SOFTMAX_ONLY, gains_unguarded=True),
+    Case("patch-numpy-testing", "tamper", "numpy.testing.* and numpy.allclose patched (and assert_close aliased)",
+         _patch_numpy_testing, SOFTMAX_ONLY, gains_unguarded=True),
+    Case("patch-builtins", "tamper", "builtins.AssertionError and isinstance replaced", _patch_builtins, SOFTMAX_ONLY,
+         gains_unguarded=True),
+    Case("tensor-subclass", "tamper", "returns a tensor subclass whose comparisons say 'equal'", _tensor_subclass,
+         SOFTMAX_ONLY, gains_unguarded=True),
+    Case("patch-tensor-methods", "tamper", "torch.Tensor.__eq__ and .sum patched", _patch_tensor_methods, SOFTMAX_ONLY,
+         gains_unguarded=True),
+    Case("hide-errors", "tamper", "IPython's error display and sys.excepthook silenced", _hide_errors, SOFTMAX_ONLY),
+    Case("background-patcher", "tamper", "a thread that keeps re-patching assert_close", _background_patcher,
+         SOFTMAX_ONLY, gains_unguarded=True),
+    Case("torch-function-mode", "tamper", "a TorchFunctionMode entered for good, making isclose always True",
+         _torch_function_mode, SOFTMAX_ONLY, gains_unguarded=True),
+    Case("patch-inside-answer", "tamper", "the answer patches assert_close when a test calls it",
+         _patch_inside_function, SOFTMAX_ONLY, gains_unguarded=True),
+]
+
+
+def _strip_notebook_metadata(nb: NotebookNode) -> NotebookNode:
+    nb.metadata = {}
+    return nb
+
+
+def write_case(case: Case, ctx: Context, folder: Path) -> Path:
+    path = folder / case.name / f"{NOTEBOOK}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    built = case.build(ctx)
+    if isinstance(built, bytes):
+        path.write_bytes(built)
+    else:
+        nbformat.write(built, str(path))
+    return path
+
+
+def source_path() -> Path:
+    return source_notebook(NOTEBOOK)
+
+
+def source() -> NotebookNode:
+    return read(source_path())
