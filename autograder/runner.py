@@ -477,8 +477,15 @@ def _make_shell():
         def ask_exit(self):  # `exit()` in a cell ends nothing
             pass
 
-    shell = Shell.instance(colors="NoColor", history_length=0)
-    shell.history_manager.enabled = False
+    from traitlets.config import Config
+
+    # No history database and so no history thread: IPython stops and restarts that thread
+    # around every fork, and a fork bomb that used up the process limit would then fail
+    # the next cell for a thread the student never asked for.
+    settings = Config()
+    settings.HistoryManager.enabled = False
+    settings.HistoryManager.hist_file = ":memory:"
+    shell = Shell.instance(colors="NoColor", config=settings)
     if "matplotlib" in sys.modules:
         try:
             shell.enable_matplotlib("inline")

@@ -6,7 +6,8 @@ The class is a mix of the reference solution and every catalogued wrong and corr
 implementation of exercise 02. Both graders start from a fresh course/work dir, so
 both times include creating the gradebook. The per-student totals of the two are
 compared as a cross-check; they may differ only where nbgrader zeroes a cell for
-output on stderr, which ours does not.
+output on stderr, which ours does not. Ours is timed twice, sandboxed (the default)
+and with --no-sandbox, to show what the sandbox costs per submission.
 """
 
 from __future__ import annotations
@@ -73,9 +74,9 @@ def run_nbgrader(course: Path, submissions: Path, students: list[str], env: dict
     return seconds, scores
 
 
-def run_ours(work: Path, submissions: Path, env: dict) -> tuple[float, dict]:
+def run_ours(work: Path, submissions: Path, env: dict, *extra: str) -> tuple[float, dict]:
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submissions), "--workdir", str(work)], cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submissions), "--workdir", str(work), *extra], cwd=ROOT, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - started
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
@@ -95,8 +96,13 @@ def main() -> int:
         plain_s, plain_scores = run_nbgrader(tmp / "course", tmp / "submissions", students, env)
         print(f"plain nbgrader autograde (serial): {plain_s:6.1f} s  ({plain_s / n:.2f} s per submission)")
         ours_s, our_scores = run_ours(tmp / "work", tmp / "submissions", env)
-        print(f"autograder grade ({config.default_workers()} workers):     {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
-        print(f"speed-up: {plain_s / ours_s:.2f}x")
+        print(f"autograder grade ({config.default_workers()} workers, sandboxed):     {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
+        bare_s, bare_scores = run_ours(tmp / "work-bare", tmp / "submissions", env, "--no-sandbox")
+        print(f"autograder grade ({config.default_workers()} workers, --no-sandbox):  {bare_s:6.1f} s  ({bare_s / n:.2f} s per submission)")
+        print(f"cost of the sandbox: {(ours_s - bare_s) / n:+.2f} s per submission")
+        print(f"speed-up over plain nbgrader: {plain_s / ours_s:.2f}x")
+        if bare_scores != our_scores:
+            print("WARNING: sandboxed and unsandboxed totals differ")
         differ = {s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)}
         if differ:
             print("scores that differ (nbgrader, ours):")

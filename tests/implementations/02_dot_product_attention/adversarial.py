@@ -11,10 +11,12 @@ with the reference student, and checks every expectation. Three kinds:
   An attack cell prints `BLOCKED: ...` when the attempt fails and `LEAKED: ...` when it
   succeeds; a successful read also *uses* what it read (it swaps in a broken
   `scaled_dot_product_attention`), so a leak costs points and cannot pass unnoticed;
-- **tamper**: a wrong implementation (`no_scale`: 3/11 on its own) plus a trick that makes
-  an unguarded grader's tests pass. `gains_unguarded` marks the tricks that really do
-  earn points when the runner's guard is off (the test checks that, so each one is a
-  real attack and not a straw man).
+- **tamper**: a wrong implementation (`no_scale`: 3/11 on its own) plus a trick meant to
+  make its tests pass. `gains_unguarded` marks the tricks that really do earn points in
+  this runner when its guard is off (the test checks that, so each one is a real attack
+  and not a straw man). The others (silencing IPython's error display, replacing
+  builtins) aim at graders that read a kernel's error messages; here they must simply
+  change nothing.
 
 Every loop and allocation is bounded, so even if a limit of the sandbox failed the
 machine would survive it (at most 512 processes, 8 GiB touched, 2 GiB written).
@@ -274,19 +276,25 @@ while True:
 
 def _fork_bomb(ctx):
     # `while True: os.fork()`, bounded: depth 9 is at most 512 processes if NPROC failed.
+    # Every process that is refused a fork says so on a pipe; the first process counts them.
     return attack(correct(), """
-import os
+import os, time
 me = os.getpid()
+refused_r, refused_w = os.pipe()
 try:
     for _ in range(9):
         os.fork()
-    if os.getpid() == me:
-        print("LEAKED: 512 processes")
-except OSError as exc:
-    if os.getpid() == me:
-        print("BLOCKED:", type(exc).__name__)
+except OSError:
+    os.write(refused_w, b"x")
 if os.getpid() != me:
     os._exit(0)
+time.sleep(1)
+os.set_blocking(refused_r, False)
+try:
+    refused = len(os.read(refused_r, 1 << 16))
+except BlockingIOError:
+    refused = 0
+print(f"BLOCKED: {refused} fork(s) refused" if refused else "LEAKED: all 512 processes were created")
 """, after="setup")
 
 
@@ -404,8 +412,11 @@ except OSError as exc:
 def _kill_parent(ctx):
     return attack(correct(), """
 import os, signal
-os.kill(os.getppid(), signal.SIGKILL)
-print("BLOCKED: the parent survived")
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+    print("BLOCKED: the parent survived")
+except OSError as exc:
+    print("BLOCKED:", type(exc).__name__)
 """, after="setup")
 
 
@@ -453,7 +464,6 @@ class NeverRaised(Exception):
     pass
 builtins.AssertionError = NeverRaised
 builtins.isinstance = lambda obj, cls: True
-torch.testing.assert_close = lambda *args, **kwargs: None
 """)
 
 
@@ -607,7 +617,7 @@ CASES: list[Case] = [
     Case("patch-numpy-testing", "tamper", "numpy.testing.* and numpy.allclose patched (and assert_close aliased)",
          _patch_numpy_testing, SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-builtins", "tamper", "builtins.AssertionError and isinstance replaced", _patch_builtins, SOFTMAX_ONLY,
-         gains_unguarded=True),
+         repairs=("builtins.isinstance",)),
     Case("tensor-subclass", "tamper", "returns a tensor subclass whose comparisons say 'equal'", _tensor_subclass,
          SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-tensor-methods", "tamper", "torch.Tensor.__eq__ and .sum patched", _patch_tensor_methods, SOFTMAX_ONLY,
