@@ -24,7 +24,6 @@ stores it as a grade.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import time
 from dataclasses import asdict, dataclass, field

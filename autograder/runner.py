@@ -38,7 +38,6 @@ import signal
 import sys
 import threading
 import time
-import types
 
 # Modules whose attributes tests rely on; snapshotted before any student code runs.
 GUARDED_MODULES = (

@@ -130,15 +130,30 @@ def _bind_points() -> list[Path]:
     return sorted(p for p in points if p.exists() and str(p) not in ("/", "/usr"))
 
 
+def _processes_of_this_user() -> int:
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
 def _limits_prefix(limits: Limits) -> list[str]:
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         raise SandboxUnavailable("`prlimit` (util-linux) is needed to set resource limits")
+    # RLIMIT_NPROC counts every process of the real uid. As root the sandbox gets a uid of
+    # its own (setpriv); as an ordinary user it shares the user's uid, so the limit is the
+    # user's current processes plus the allowance (a desktop session has hundreds).
+    processes = limits.processes if os.geteuid() == 0 else _processes_of_this_user() + limits.processes
     return [
         prlimit,
         f"--as={limits.memory_bytes}" if limits.memory_bytes else "--as=unlimited",
         f"--cpu={limits.cpu_seconds}",
-        f"--nproc={limits.processes}",
+        f"--nproc={processes}",
         f"--fsize={limits.file_bytes}",
         "--core=0",
         "--nofile=256",

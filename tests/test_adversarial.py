@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import os
 import socket
 import sys
 import tempfile

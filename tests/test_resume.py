@@ -3,7 +3,6 @@ gradebook and export of a run that was never interrupted, and leaves no process 
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess

@@ -28,7 +28,7 @@ import copy
 import json
 import random
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 

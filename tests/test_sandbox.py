@@ -1,0 +1,56 @@
+"""The sandbox's own behaviour: a clear refusal when it cannot start, grader failures that
+are retried and never stored, and --no-sandbox giving the same scores."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from autograder import cli, sandbox
+from autograder.gradebook import load_result
+from autograder.grade import Options, grade
+from autograder.samples import implementations, make_submission, write_submission
+
+from conftest import NOTEBOOK
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("small") / "submissions"
+    write_submission(make_submission(NOTEBOOK), subs / "ada" / f"{NOTEBOOK}.ipynb")
+    mistake = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "no_scale")
+    write_submission(make_submission(NOTEBOOK, mistake.cells), subs / "grace" / f"{NOTEBOOK}.ipynb")
+    return subs
+
+
+def test_grade_refuses_without_bubblewrap_and_says_how_to_fix_it(small_class, tmp_path, monkeypatch, capsys):
+    real_which = sandbox.shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    monkeypatch.setattr(sandbox, "_checked", {})
+    code = cli.main(["grade", str(small_class), "--workdir", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "apt-get install bubblewrap" in err and "--no-sandbox" in err
+    assert not (tmp_path / "w" / "results").exists(), "nothing may be graded unsandboxed unless asked"
+
+
+def test_a_grader_failure_is_retried_reported_and_never_stored(small_class, tmp_path, monkeypatch):
+    sandbox.check_available()  # the sandbox works; then every start of it fails (a transient fault)
+    monkeypatch.setattr(sandbox, "bwrap_command", lambda limits, slot=0: ["/bin/false"])
+    out = io.StringIO()
+    results = grade(small_class, Options(workdir=tmp_path, retries=1), out=out)
+    assert all(r.internal_error for r in results)
+    assert "NOT graded because the grader failed" in out.getvalue()
+    assert load_result(tmp_path, "ada", NOTEBOOK) is None, "a grader failure must not be stored as a grade"
+    monkeypatch.undo()
+    again = {r.student: r for r in grade(small_class, Options(workdir=tmp_path), out=io.StringIO())}
+    assert again["ada"].score == 11 and again["grace"].score == 3
+    assert load_result(tmp_path, "ada", NOTEBOOK).score == 11
+
+
+def test_no_sandbox_gives_the_same_scores(small_class, tmp_path):
+    out = io.StringIO()
+    results = {r.student: r.score for r in grade(small_class, Options(workdir=tmp_path, sandboxed=False), out=out)}
+    assert results == {"ada": 11, "grace": 3}
+    assert "NOT sandboxed" in out.getvalue() and "WARNING" in out.getvalue()
