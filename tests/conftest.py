@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grade import Options, grade
+from autograder import config
 from autograder.gradebook import ensure_tools_on_path
 from autograder.samples import catalogue_submissions, untouched_release, write_submission
 
@@ -25,27 +26,58 @@ def grade_quietly(submissions: Path, **options) -> tuple[dict, str]:
     return {r.student: r for r in results}, out.getvalue()
 
 
+def catalogued_notebooks() -> list[str]:
+    """Notebooks that have a catalogue of implementations (tests/implementations/<notebook>/)."""
+    return sorted(p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir() or (p / "correct").is_dir())
+
+
+def catalogue_student(notebook: str, label: str) -> str:
+    """One student per (notebook, implementation), so that every chapter is graded in one run."""
+    return f"{notebook.split('_')[0]}-{label}"
+
+
 @pytest.fixture(scope="session")
 def catalogue_dir(tmp_path_factory) -> Path:
-    """One student per implementation file, plus the reference solution and the untouched release."""
+    """One student per implementation file of every catalogued notebook, plus each notebook's
+    reference solution and untouched release."""
     root = tmp_path_factory.mktemp("catalogue")
-    for label, nb, _ in catalogue_submissions(NOTEBOOK):
-        write_submission(nb, root / label / f"{NOTEBOOK}.ipynb")
-    write_submission(untouched_release(NOTEBOOK), root / "released" / f"{NOTEBOOK}.ipynb")
+    for notebook in catalogued_notebooks():
+        for label, nb, _ in catalogue_submissions(notebook):
+            write_submission(nb, root / catalogue_student(notebook, label) / f"{notebook}.ipynb")
+        write_submission(untouched_release(notebook), root / catalogue_student(notebook, "released") / f"{notebook}.ipynb")
     return root
 
 
-@pytest.fixture(scope="session")
-def catalogue(catalogue_dir, tmp_path_factory) -> dict:
-    """Every catalogue submission graded with the hidden tests."""
-    results, _ = grade_quietly(catalogue_dir, workdir=tmp_path_factory.mktemp("grading-full"))
-    return results
+def _by_notebook(results: list) -> dict:
+    """{notebook: {label: Result}} keeping only each student's own notebook."""
+    out: dict = {}
+    for result in results:
+        prefix, label = result.student.split("-", 1)
+        if result.notebook.split("_")[0] == prefix:
+            out.setdefault(result.notebook, {})[label] = result
+    return out
 
 
 @pytest.fixture(scope="session")
-def catalogue_visible_only(catalogue_dir, tmp_path_factory) -> dict:
-    """The same submissions graded against the released notebook: visible self-checks only."""
+def catalogues(catalogue_dir, tmp_path_factory) -> dict:
+    """Every catalogue submission graded with the hidden tests, all chapters in one run."""
+    results = grade(catalogue_dir, Options(workdir=tmp_path_factory.mktemp("grading-full"), notebooks=catalogued_notebooks()),
+                    out=io.StringIO())
+    return _by_notebook(results)
+
+
+@pytest.fixture(scope="session")
+def catalogues_visible_only(catalogue_dir, tmp_path_factory) -> dict:
+    """The same submissions graded against the released notebooks: visible self-checks only."""
     visible_source = tmp_path_factory.mktemp("visible-source")
-    write_submission(untouched_release(NOTEBOOK), visible_source / f"{NOTEBOOK}.ipynb")
-    results, _ = grade_quietly(catalogue_dir, workdir=tmp_path_factory.mktemp("grading-visible"), solutions_dir=visible_source)
-    return results
+    for notebook in catalogued_notebooks():
+        write_submission(untouched_release(notebook), visible_source / f"{notebook}.ipynb")
+    results = grade(catalogue_dir, Options(workdir=tmp_path_factory.mktemp("grading-visible"), solutions_dir=visible_source,
+                                           notebooks=catalogued_notebooks()), out=io.StringIO())
+    return _by_notebook(results)
+
+
+@pytest.fixture(scope="session")
+def catalogue(catalogues) -> dict:
+    """Chapter 02's catalogue results, {label: Result} (used by the grading tests)."""
+    return catalogues[NOTEBOOK]
