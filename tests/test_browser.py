@@ -17,12 +17,8 @@ from urllib.parse import urlparse
 import pytest
 
 from book_build import BookBuild, build_book
+from chromium import browser  # noqa: F401 - the fixture
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 SCREENSHOT = Path(os.environ.get("BOOK_SCREENSHOT", "/tmp/book-chapter02.png"))
 PAGES = {
     "intro": "intro.html",
@@ -34,13 +30,6 @@ PAGES = {
 RAW_TEX = ["\\frac", "\\sqrt", "\\mathrm", "\\left", "$$", "\\(", "\\["]
 
 
-def _chromium_or_skip() -> Path:
-    if CHROMIUM.exists():
-        return CHROMIUM
-    message = f"{CHROMIUM} not found: install Debian chromium: apt-get install chromium"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip("install Debian chromium: apt-get install chromium")
 
 
 @pytest.fixture(scope="module")
@@ -70,16 +59,6 @@ def site(book):
         thread.join(timeout=5)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    executable = _chromium_or_skip()
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class PageVisit:

@@ -10,7 +10,6 @@ Run: .venv/bin/python -m pytest tests/test_feedback_page.py -q
 
 from __future__ import annotations
 
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,12 +23,9 @@ from autograder.notebooks import grade_id, is_test_cell, max_points, read, sourc
 from autograder.release import release_notebook
 from autograder.samples import make_submission
 
+from chromium import browser  # noqa: F401 - the fixture
+
 NOTEBOOK = "02_dot_product_attention"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
-]
 # Every formula of the course's notebooks, and the macros the issue asks about.
 COURSE_FORMULAS = [
     (r"\text{weights} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad \text{output} = \text{weights}\, V .", True),
@@ -203,25 +199,8 @@ def test_latex_outputs_are_mathml_too():
 # ---------------------------------------------------------------- in a real browser
 
 
-def _chromium_or_skip() -> Path:
-    if CHROMIUM.exists():
-        return CHROMIUM
-    message = f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium) to check the feedback page in a browser"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    executable = _chromium_or_skip()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e .[dev])")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_feedback_page_in_chromium(browser, page_file):

@@ -1,0 +1,41 @@
+"""Debian Chromium driven by Playwright, shared by the browser tests (never `playwright install`).
+
+`from chromium import browser` gives a test module the module-scoped `browser` fixture.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+# As root Chromium needs --no-sandbox; the network flags stop its background requests,
+# which this machine's closed network would refuse (and log) at every start.
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run",
+]
+
+
+def chromium_or_skip() -> Path:
+    """The browser, or a skip with how to install it (a failure under CI, which installs it)."""
+    if CHROMIUM.exists():
+        return CHROMIUM
+    message = f"{CHROMIUM} not found: install Debian chromium (apt-get install chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_or_skip()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e .[dev])")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
