@@ -172,7 +172,10 @@ def bwrap_command(limits: Limits, slot_number: int = 0) -> list[str]:
         )
     as_root = os.geteuid() == 0
     cmd = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr"]
+           "--die-with-parent", "--new-session",
+           # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
+           "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", SCRATCH,
+           "--ro-bind", "/usr", "/usr"]
     if not as_root:
         cmd.append("--unshare-user")
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -184,7 +187,7 @@ def bwrap_command(limits: Limits, slot_number: int = 0) -> list[str]:
     for secret in ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"):
         if os.path.exists(secret):
             cmd += ["--ro-bind", "/dev/null", secret]
-    made = {"/", "/usr", "/etc"}
+    made = {"/", "/usr", "/etc", SCRATCH}
     for point in [*_bind_points(), Path(RUNNER_IN_SANDBOX)]:
         for parent in reversed(point.parents):
             if str(parent) not in made:
@@ -197,8 +200,7 @@ def bwrap_command(limits: Limits, slot_number: int = 0) -> list[str]:
     cmd += ["--proc", "/proc", "--dev", "/dev"]
     for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidia1"):
         cmd += ["--dev-bind-try", device, device]
-    cmd += ["--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", SCRATCH, "--chdir", SCRATCH,
-            "--remount-ro", "/", "--"]
+    cmd += ["--chdir", SCRATCH, "--remount-ro", "/", "--"]
     if as_root:
         uid = config.SANDBOX_UID_BASE + slot_number
         setpriv = shutil.which("setpriv")
