@@ -28,6 +28,8 @@ def _release(args: argparse.Namespace) -> int:
             print("Out of date with solutions/ (run `make release` and commit):", file=sys.stderr)
             for path in stale:
                 print(f"  {path.relative_to(config.REPO_ROOT)}", file=sys.stderr)
+                for reason in getattr(stale, "reasons", {}).get(path, []):
+                    print(f"    {reason}", file=sys.stderr)
             return 1
         print("Student notebooks are in sync with solutions/.")
         return 0
@@ -39,12 +41,12 @@ def _release(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade import Options, grade
-    from autograder.sandbox import Limits, SandboxUnavailable
+    from autograder.sandbox import Limits, SandboxUnavailable, default_memory_bytes
 
     limits = Limits(
         cell_timeout_s=args.timeout,
         notebook_timeout_s=args.notebook_timeout,
-        memory_bytes=int(args.memory * (1 << 30)),
+        memory_bytes=default_memory_bytes() if args.memory is None else int(args.memory * (1 << 30)),
         processes=args.processes,
     )
     options = Options(
@@ -101,8 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=config.CELL_TIMEOUT_S, help="wall-clock seconds per cell (default: %(default)s)")
     p.add_argument("--notebook-timeout", type=float, default=config.NOTEBOOK_TIMEOUT_S,
                    help="wall-clock seconds per notebook (default: %(default)s)")
-    p.add_argument("--memory", type=float, default=config.SANDBOX_MEMORY_BYTES / (1 << 30),
-                   help="address-space limit per submission in GiB, 0 for none (default: %(default)s; use 0 with CUDA)")
+    p.add_argument("--memory", type=float, default=None,
+                   help=f"address-space limit per submission in GiB, 0 for none (default: {config.SANDBOX_MEMORY_BYTES >> 30}, "
+                        "none on a machine with an NVIDIA GPU)")
     p.add_argument("--processes", type=int, default=config.SANDBOX_PROCESSES,
                    help="processes per submission (default: %(default)s)")
     p.add_argument("--no-sandbox", action="store_true",

@@ -53,7 +53,7 @@ class SandboxUnavailable(RuntimeError):
 class Limits:
     """Resource limits of one submission's process (see config for the defaults and why)."""
 
-    memory_bytes: int = config.SANDBOX_MEMORY_BYTES
+    memory_bytes: int = field(default_factory=lambda: default_memory_bytes())
     cpu_seconds: int = config.SANDBOX_CPU_SECONDS
     processes: int = config.SANDBOX_PROCESSES
     file_bytes: int = config.SANDBOX_FILE_BYTES
@@ -61,6 +61,12 @@ class Limits:
     cell_timeout_s: float = config.CELL_TIMEOUT_S
     notebook_timeout_s: float = config.NOTEBOOK_TIMEOUT_S
     max_output_chars: int = config.MAX_OUTPUT_CHARS
+
+
+def default_memory_bytes() -> int:
+    """The address-space limit: none on a machine with an NVIDIA GPU (CUDA reserves tens of
+    GB of address space at initialisation, so any useful RLIMIT_AS would make it fail)."""
+    return 0 if os.path.exists("/dev/nvidiactl") else config.SANDBOX_MEMORY_BYTES
 
 
 @dataclass(frozen=True)
