@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import importlib.util
+import os
 import socket
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from autograder.feedback import write_feedback
 from autograder.gradebook import executed_path
 from autograder.grade import Options, grade
 from autograder.release import secret_lines
+from autograder import sandbox
 from autograder.sandbox import Limits
 
 _spec = importlib.util.spec_from_file_location(
@@ -70,18 +72,21 @@ class Listener:
 
 
 def sandbox_processes() -> list[str]:
-    """Processes that belong to a sandbox (its uids, or the runner), still alive."""
+    """Processes of this checkout's sandboxes still alive: bwrap started with this checkout's
+    runner, or a process whose environment names this checkout's venv (what the sandbox gets).
+    Sandboxes of another checkout grading on the same machine are not ours to count."""
+    runner, venv_bin = str(sandbox.RUNNER), f"PATH={Path(sys.executable).parent}:".encode()
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            uid = int((entry / "status").read_text().split("\nUid:")[1].split()[0])
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
+            environ = (entry / "environ").read_bytes()
+        except OSError:
             continue
-        if config.SANDBOX_UID_BASE <= uid < config.SANDBOX_UID_BASE + 10_000 or "runner.py" in cmdline:
-            found.append(f"{entry.name} uid={uid} {cmdline[:80]}")
+        if runner in cmdline or (b"\0" + venv_bin in b"\0" + environ and "runner.py" in cmdline):
+            found.append(f"{entry.name} {cmdline[:100]}")
     return found
 
 
