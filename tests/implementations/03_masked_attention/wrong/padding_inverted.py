@@ -1,0 +1,8 @@
+"""Padding mask inverted: True on the padding, the convention of nn.MultiheadAttention's key_padding_mask.
+
+expect-fail: ch03_padding_from_lengths, ch03_masks_combine_and_broadcast
+"""
+# cell: ch03_padding_mask
+def padding_mask(lengths, max_len):
+    positions = torch.arange(max_len, device=lengths.device)
+    return (positions[None, :] >= lengths[:, None])[:, None, None, :]

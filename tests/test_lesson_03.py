@@ -1,0 +1,88 @@
+"""The masks lesson (chapter 03) shows the numbers it claims, recomputed here from their definitions.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_03.py -q
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from book_build import BookBuild, build_book
+
+LESSON = "chapters/03_masks.html"
+MAX_LEN, D_MODEL = 4, 8  # the lesson's toy batch: sequences padded to 4 tokens, 8-dimensional vectors
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def lesson_html(book) -> str:
+    path = book.html_dir / LESSON
+    assert path.is_file(), f"{LESSON} was not built (is chapters/03_masks in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+@pytest.fixture(scope="module")
+def text(lesson_html) -> str:
+    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+
+
+def test_no_glue_leftovers(text):
+    for leftover in ["glue:", "np.float64", "{glue"]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_uniform_row_under_minus_1e9(text):
+    # A fully masked row filled with -1e9 has equal scores: softmax gives 1 / max_len to each key.
+    assert f"Each weight is {1 / MAX_LEN:.4f} = 1/{MAX_LEN}" in text
+
+
+def test_nan_counts_of_the_fully_masked_row(text):
+    # An empty sequence of max_len queries: all max_len * max_len weights NaN, and every entry of
+    # the (d_model, d_model) value projection's gradient.
+    assert f"All {MAX_LEN * MAX_LEN} weights of the empty sequence are NaN" in text
+    assert f"{D_MODEL * D_MODEL} of the {D_MODEL * D_MODEL} entries of" in text
+    # The additive-mask patch: NaN gradient on the max_len query rows of the empty sequence, out of 2 sequences.
+    nan_entries, all_entries = MAX_LEN * D_MODEL, 2 * MAX_LEN * D_MODEL
+    assert f"{nan_entries} of the {all_entries} entries of the gradient of q are NaN: the {MAX_LEN} query rows" in text
+    # With -inf and no rule, the safe version has no NaN at all.
+    assert "The gradient now has 0 NaN entries" in text
+
+
+def test_mixing_conventions_bugs(text):
+    # A mask with True = may attend, read as True = blocked: all weight lands on what should be blocked.
+    assert "weight 1.000 on the two <pad> keys" in text
+    assert f"its {MAX_LEN} rows are NaN" in text
+    assert "at least 1.000 of its weight" in text
+
+
+def test_what_this_torch_does_with_a_fully_masked_row(text):
+    q = torch.randn(1, 1, 3, 4, generator=torch.Generator().manual_seed(0))
+    mask = torch.zeros(1, 1, 1, 3, dtype=torch.bool)
+    out = F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+    shown = "nan" if torch.isnan(out).any() else f"{out.abs().max().item():.1f}"
+    assert f"({torch.__version__}), the functional form returns {shown} everywhere" in text
+
+
+def test_causal_mask_stops_the_leak(text):
+    assert "With the mask the change is exactly 0.0" in text
+
+
+def test_lesson_has_its_figures(book, lesson_html):
+    found = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
+    # the masks and masked weights, and the three treatments of a fully masked row
+    assert len(found) >= 2, f"expected at least 2 figures on the masks lesson, found {found}"
+    for src in found:
+        image = (book.html_dir / "chapters" / src).resolve()
+        assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
