@@ -14,6 +14,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 # Student notebooks generated from SOLUTIONS_DIR, committed, and pages of the book.
 RELEASE_DIR = REPO_ROOT / "chapters"
+# Reference code that `release` copies into the provided (locked) cells of the notebooks.
+PROVIDED_MODULE = REPO_ROOT / "course" / "provided.py"
 
 # All grading state lives under one work dir (git-ignored).
 DEFAULT_WORKDIR = Path("grading")

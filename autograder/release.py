@@ -7,11 +7,25 @@ gradebook or a course directory), so the released notebooks are exactly what
 
 `release(check=True)` regenerates in memory and compares with the committed files; CI runs it so
 a solution edited without `make release` cannot go unnoticed.
+
+Provided cells. An exercise that needs an earlier chapter's pieces gets the course's reference
+versions (`course/provided.py`), not the student's earlier answers. In a source notebook, a locked
+code cell whose first line is
+
+    # Provided by the course: causal_mask, padding_mask, scaled_dot_product_attention
+
+(names separated by commas) is generated: `release` rewrites the rest of the cell as the imports
+those definitions use followed by their source, in the order named, and writes the updated cell
+back into solutions/ as well as into the student notebook. `release --check` reports a provided
+cell that differs from what `course/provided.py` gives (naming the notebook and the cell), and
+`validate_sources` refuses a solution region containing a line of provided code, since the
+provided cells are shown to students.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import nbformat
@@ -27,10 +41,17 @@ from nbgrader.preprocessors import (
 )
 
 from autograder import config
-from autograder.notebooks import grade_id, is_test_cell, nbgrader_meta, read, solution_paths
+from autograder.notebooks import grade_id, is_solution_cell, is_test_cell, nbgrader_meta, read, solution_paths
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
+SOLUTION_BEGIN = "### BEGIN SOLUTION"
+SOLUTION_END = "### END SOLUTION"
+PROVIDED_HEADER = "# Provided by the course:"
+PROVIDED_NOTE = "# Reference code from earlier chapters, locked: run it as it is (the grader uses this exact cell)."
+_PROVIDED_LINE = re.compile(r"^#\s*Provided by the course:(.*)$")
+# Solution and provided lines shorter than this (stripped) are too common to mean anything.
+MIN_SHARED_LINE = 12
 
 
 class SourceError(ValueError):
@@ -94,6 +115,139 @@ def _is_assert_close(node: ast.AST) -> bool:
     return name == "assert_close"
 
 
+# --- provided cells ------------------------------------------------------------------------
+
+
+class ProvidedModule:
+    """The top-level imports and definitions of course/provided.py, read with `ast` (not imported).
+
+    Reading the text gives exactly what `inspect.getsource` would (a definition's lines, with its
+    decorators) without running the module, and works the same for functions and classes.
+    """
+
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path or config.PROVIDED_MODULE)
+        self.text = self.path.read_text(encoding="utf-8")
+        lines = self.text.splitlines()
+        tree = ast.parse(self.text, filename=str(self.path))
+        self.imports: list[tuple[set[str], str]] = []  # (names it binds, its source)
+        self.definitions: dict[str, str] = {}  # name -> source of the def/class
+        self.uses: dict[str, set[str]] = {}  # name -> every name its body reads
+        for index, node in enumerate(tree.body):
+            if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # the module docstring
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound = {(a.asname or a.name).split(".")[0] for a in node.names}
+                self.imports.append((bound, ast.get_source_segment(self.text, node)))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                self.definitions[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+                self.uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            else:
+                raise SourceError(f"{self.path.name} line {node.lineno}: only imports, functions and classes may be provided")
+
+    def problems(self, names: list[str]) -> list[str]:
+        """Why a cell naming `names` cannot be generated (unknown names, a missing dependency)."""
+        found = []
+        for name in names:
+            if name not in self.definitions:
+                found.append(f"{self.path.name} defines no function or class {name!r}")
+                continue
+            for needed in sorted(self.uses[name] & set(self.definitions) - set(names) - {name}):
+                found.append(f"{name!r} uses {needed!r}: name it in the cell's first line too")
+        return found
+
+    def cell_source(self, names: list[str]) -> str:
+        """The whole provided cell for `names`: header, note, the imports used, the definitions."""
+        used = set().union(*(self.uses[n] for n in names))
+        imports = [src for bound, src in self.imports if bound & used]
+        parts = ["\n".join([f"{PROVIDED_HEADER} {', '.join(names)}", PROVIDED_NOTE, *imports])]
+        parts += [self.definitions[n] for n in names]
+        return "\n\n\n".join(parts)
+
+    def code_lines(self) -> dict[str, str]:
+        """Every line (stripped, long enough) of every definition -> the definition it is in."""
+        return {
+            line.strip(): name
+            for name, src in self.definitions.items()
+            for line in src.splitlines()
+            if len(line.strip()) >= MIN_SHARED_LINE
+        }
+
+
+def provided_names(cell: NotebookNode) -> list[str] | None:
+    """The names a provided cell's first line asks for, or None if the cell is not one."""
+    if cell.get("cell_type") != "code" or not cell.source:
+        return None
+    match = _PROVIDED_LINE.match(cell.source.splitlines()[0].strip())
+    if match is None:
+        return None
+    return [name.strip() for name in match.group(1).split(",") if name.strip()]
+
+
+def _cell_name(nb_name: str, index: int, cell: NotebookNode) -> str:
+    gid = grade_id(cell)
+    return f"{nb_name} cell {index}" + (f" ({gid})" if gid else "")
+
+
+def refresh_provided_cells(nb: NotebookNode, nb_name: str, module: ProvidedModule | None = None) -> list[str]:
+    """Regenerate the provided cells of `nb` in place; return a description of each one changed."""
+    module = module or ProvidedModule()
+    changed = []
+    for index, cell in enumerate(nb.cells):
+        names = provided_names(cell)
+        if names is None:
+            continue
+        wanted = module.cell_source(names)
+        if cell.source != wanted:
+            cell.source = wanted
+            changed.append(f"{_cell_name(nb_name, index, cell)}: provided code differs from {module.path.name}")
+    return changed
+
+
+def solution_region_lines(cell: NotebookNode) -> list[str]:
+    """The lines between the solution markers of a solution cell."""
+    lines, inside = [], False
+    for line in cell.source.splitlines():
+        if line.strip() == SOLUTION_BEGIN:
+            inside = True
+        elif line.strip() == SOLUTION_END:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> list[str]:
+    """A provided cell must be a locked, ungraded cell naming what course/provided.py defines;
+    no solution region may repeat a line of provided code (students see the provided code)."""
+    problems = []
+    code = module.code_lines()
+    for index, cell in enumerate(nb.cells):
+        where = _cell_name(path.name, index, cell)
+        names = provided_names(cell)
+        if names is not None:
+            meta = nbgrader_meta(cell)
+            if not meta.get("locked") or meta.get("solution") or meta.get("grade"):
+                problems.append(f"{where}: a provided cell must be locked, and neither a solution nor a test")
+            if not names:
+                problems.append(f"{where}: the provided cell names nothing after {PROVIDED_HEADER!r}")
+            problems += [f"{where}: {p}" for p in module.problems(names)]
+        if not is_solution_cell(cell):
+            continue
+        for line in solution_region_lines(cell):
+            line = line.strip()
+            if len(line) < MIN_SHARED_LINE:
+                continue
+            for shared, name in code.items():
+                if line in shared or shared in line:
+                    problems.append(f"{where}: solution line {line!r} repeats provided code ({module.path.name}: {name})")
+                    break
+    return problems
+
+
 def validate_sources(paths: list[Path]) -> None:
     """Fail early, with the cell named, on source notebooks the grader cannot use fairly.
 
@@ -101,12 +255,16 @@ def validate_sources(paths: list[Path]) -> None:
     - every test cell has points;
     - every assert and assert_close in a test cell has a message: the feedback shows that
       message, which must name the property that failed ("Tensor-likes are not close!" does not);
-    - solution notebooks carry no outputs (they are reviewed as text).
+    - solution notebooks carry no outputs (they are reviewed as text);
+    - a provided cell is locked and names definitions of course/provided.py, and no solution
+      region contains a line of provided code (or a line of it contains a solution line).
     """
     seen: dict[str, str] = {}
     problems: list[str] = []
+    module = ProvidedModule()
     for path in paths:
         nb = read(path)
+        problems += _provided_problems(path, nb, module)
         for index, cell in enumerate(nb.cells):
             where = f"{path.name} cell {index}"
             if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):
@@ -139,23 +297,45 @@ def released_path(solution_path: Path, release_dir: Path | None = None) -> Path:
     return Path(release_dir or config.RELEASE_DIR) / solution_path.name
 
 
-def release(check: bool = False, solutions_dir: Path | None = None, release_dir: Path | None = None) -> list[Path]:
+class StaleFiles(list):
+    """The files out of date (a list of paths), with the reasons known for some: path -> lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reasons: dict[Path, list[str]] = {}
+
+    def add(self, path: Path, reasons: list[str] | None = None) -> None:
+        self.append(path)
+        if reasons:
+            self.reasons[path] = list(reasons)
+
+
+def release(check: bool = False, solutions_dir: Path | None = None, release_dir: Path | None = None) -> StaleFiles:
     """Write (or, with check=True, only compare) every student notebook.
 
-    Returns the released notebooks that were out of date (written, or that would be).
+    Provided cells of the source notebooks are regenerated first (and, unless check=True,
+    written back into solutions/). Returns the files that were out of date (written, or
+    that would be): source notebooks with a stale provided cell, then released notebooks.
     """
     paths = solution_paths(solutions_dir)
     if not paths:
         raise SourceError(f"no source notebooks in {solutions_dir or config.SOLUTIONS_DIR}")
     validate_sources(paths)
-    stale = []
+    module = ProvidedModule()
+    stale = StaleFiles()
     for path in paths:
+        source = read(path)
+        changed = refresh_provided_cells(source, path.name, module)
+        if changed:
+            stale.add(path, changed)
+            if not check:
+                path.write_text(nbformat.writes(source) + "\n", encoding="utf-8")
         target = released_path(path, release_dir)
-        text = nbformat.writes(release_notebook(read(path))) + "\n"
+        text = nbformat.writes(release_notebook(source)) + "\n"
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:
             continue
-        stale.append(target)
+        stale.add(target)
         if not check:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

@@ -1,0 +1,99 @@
+"""The self- and cross-attention lesson (chapter 04) shows the numbers it claims, checked here
+against their definitions (sizes, machine precision, symmetry) rather than against the page's own code.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_04.py -q
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+from book_build import BookBuild, build_book
+
+LESSON = "chapters/04_self_and_cross_attention.html"
+D_MODEL, D_K = 16, 8  # the lesson's sizes; d_v = d_k
+SOURCE = "the cat sat on the mat".split()
+TARGET = "le chat s'est assis sur le tapis".split()
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def lesson_html(book) -> str:
+    path = book.html_dir / LESSON
+    assert path.is_file(), f"{LESSON} was not built (is chapters/04_self_and_cross_attention in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+@pytest.fixture(scope="module")
+def text(lesson_html) -> str:
+    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+
+
+def number(text: str, pattern: str) -> list[float]:
+    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
+    match = re.search(pattern, text)
+    assert match, f"the lesson does not say: {pattern}"
+    return [float(g.rstrip(".,:;)")) for g in match.groups()]
+
+
+def test_no_glue_leftovers(text):
+    for leftover in ["glue:", "np.float64", "{glue"]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_parameter_count(text):
+    # w_q and w_k: d_model x d_k each; w_v: d_model x d_v, with d_v = d_k.
+    assert f"{D_MODEL * (2 * D_K + D_K)} for" in text
+
+
+def test_separate_projections_learn_the_cycle_and_a_shared_one_cannot(text):
+    (separate_min,) = number(text, r"separate matrices put at least (\S+) of every word.s weight on its partner")
+    (shared,) = number(text, r"A single shared matrix trained the same way puts only (\S+) there")
+    assert separate_min >= 0.95
+    # A Gram matrix cannot have every word of a cycle prefer its partner to itself.
+    assert shared < 0.5
+
+
+def test_cross_attention_shapes_and_the_indistinguishable_articles(text):
+    assert f"The weights form a {len(TARGET)} × {len(SOURCE)} alignment" in text
+    first, second = number(text, r"Both le split their weight equally between the two the, (\S+) and (\S+):")
+    # The two "the" have the same embedding, hence the same key: their weights are equal, at most 1/2 each.
+    assert first == second <= 0.5
+
+
+def test_swapped_query_and_value(text):
+    assert "RuntimeError:" in text, "the swapped version must be shown failing on sequences of different lengths"
+    assert "moves 1 output row of the right cross-attention" in text
+    assert f"and all {len(TARGET)} rows of the swapped one" in text
+
+
+def test_permutation_equivariance_to_machine_precision(text):
+    gap32, gap64, size = number(text, r"The largest difference is (\S+) in float32 and (\S+) in float64, for outputs of size up to (\S+)")
+    eps32, eps64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
+    assert f"machine epsilon {eps32:.1e} and {eps64:.1e}" in text
+    # A sum of a few dozen rounded products: within a small multiple of epsilon times the size.
+    assert gap32 <= 64 * eps32 * size and gap64 <= 64 * eps64 * size
+
+
+def test_order_is_invisible_until_positions_are_added(text):
+    (gap,) = number(text, r"The output for cat differs by (\S+) between")
+    (with_positions,) = number(text, r"the same output then differs by (\S+)")
+    assert gap < 1e-5 and with_positions > 0.05
+
+
+def test_figures(book, lesson_html):
+    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
+    assert len(images) >= 2, "the lesson should show the self- and cross-attention heatmaps"
+    for src in images:
+        assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"

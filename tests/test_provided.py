@@ -1,0 +1,233 @@
+"""Provided code: course/provided.py is correct, and `release` keeps the provided cells of the
+notebooks in step with it and out of the solution regions."""
+
+from __future__ import annotations
+
+import shutil
+
+import nbformat
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder import config
+from autograder.notebooks import read, solution_paths
+from autograder.release import (
+    PROVIDED_HEADER,
+    ProvidedModule,
+    SourceError,
+    provided_names,
+    release,
+    validate_sources,
+)
+from course.provided import causal_mask, padding_mask, scaled_dot_product_attention
+
+ALL_NAMES = ["causal_mask", "padding_mask", "scaled_dot_product_attention"]
+
+
+# --- the reference code itself -----------------------------------------------------------------
+
+
+def test_causal_mask():
+    for size in (1, 2, 5):
+        mask = causal_mask(size)
+        assert mask.dtype == torch.bool and mask.shape == (size, size)
+        expected = [[key <= query for key in range(size)] for query in range(size)]
+        assert mask.tolist() == expected
+    assert causal_mask(3, device="meta").device.type == "meta"
+
+
+def test_padding_mask():
+    mask = padding_mask([0, 2, 4], 4)
+    assert mask.dtype == torch.bool and mask.shape == (3, 1, 1, 4)
+    assert mask[:, 0, 0].tolist() == [[False] * 4, [True, True, False, False], [True] * 4]
+    assert torch.equal(padding_mask(torch.tensor([3, 1]), 3), padding_mask([3, 1], 3))
+    assert padding_mask(torch.tensor([1], device="meta"), 2).device.type == "meta"
+    # combined with a causal mask by &, broadcast to (batch, heads, L, L)
+    both = padding_mask([2, 3], 3) & causal_mask(3)
+    assert both.shape == (2, 1, 3, 3) and both[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, False]]
+
+
+def _qkv(*batch, l_q=4, l_k=6, d_k=8, d_v=3, dtype=torch.float64, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return (
+        torch.randn(*batch, l_q, d_k, generator=gen, dtype=dtype),
+        torch.randn(*batch, l_k, d_k, generator=gen, dtype=dtype),
+        torch.randn(*batch, l_k, d_v, generator=gen, dtype=dtype),
+    )
+
+
+@pytest.mark.parametrize("batch", [(), (2,), (2, 3)])
+def test_attention_equals_torch_without_mask(batch):
+    q, k, v = _qkv(*batch)
+    output, weights = scaled_dot_product_attention(q, k, v)
+    assert output.shape == (*batch, 4, 3) and weights.shape == (*batch, 4, 6)
+    torch.testing.assert_close(output, F.scaled_dot_product_attention(q, k, v), atol=1e-12, rtol=1e-10)
+    torch.testing.assert_close(weights, torch.softmax(q @ k.transpose(-2, -1) / 8**0.5, dim=-1), atol=1e-12, rtol=1e-10)
+
+
+def test_attention_equals_torch_on_rows_not_fully_masked():
+    q, k, v = _qkv(2, 2, l_q=5, l_k=5)  # (batch, heads, L, d)
+    mask = padding_mask([5, 3], 5) & causal_mask(5)  # (2, 1, 5, 5): no row fully masked
+    output, weights = scaled_dot_product_attention(q, k, v, mask)
+    torch.testing.assert_close(output, F.scaled_dot_product_attention(q, k, v, attn_mask=mask), atol=1e-12, rtol=1e-10)
+    assert (weights.masked_select(~mask.expand_as(weights)) == 0).all()
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 2, 5, dtype=torch.float64), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fully_masked_rows_give_zero_output_and_finite_gradients(dtype):
+    q, k, v = (t.requires_grad_() for t in _qkv(3, l_q=4, l_k=4, dtype=dtype, seed=1))
+    # sequence 0 has no real key at all; sequence 1 has keys 0..1; sequence 2 all four.
+    mask = padding_mask([0, 2, 4], 4)[:, 0]  # (batch, 1, L_k)
+    output, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert torch.isfinite(output).all() and torch.isfinite(weights).all()
+    assert (output[0] == 0).all() and (weights[0] == 0).all(), "a fully masked row must give exactly 0"
+    torch.testing.assert_close(output[1:], F.scaled_dot_product_attention(q[1:], k[1:], v[1:], attn_mask=mask[1:]))
+    (output.square().sum() + weights.sum()).backward()
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        assert torch.isfinite(t.grad).all(), f"non-finite gradient for {name}"
+        assert (t.grad[0] == 0).all(), f"sequence 0 is fully masked: no gradient should reach {name}"
+
+
+def test_large_scores_stay_finite():
+    q, k, v = _qkv(2, dtype=torch.float32, seed=2)
+    output, weights = scaled_dot_product_attention(1e4 * q, 1e4 * k, v, causal_mask(6)[:4])
+    assert torch.isfinite(output).all() and torch.isfinite(weights).all()
+
+
+# --- generating provided cells -------------------------------------------------------------------
+
+
+def test_generated_cell_defines_the_reference_code():
+    source = ProvidedModule().cell_source(ALL_NAMES)
+    assert source.splitlines()[0] == f"{PROVIDED_HEADER} {', '.join(ALL_NAMES)}"
+    assert "import torch" in source.splitlines()
+    namespace: dict = {}
+    exec(compile(source, "<provided>", "exec"), namespace)  # what a student notebook runs
+    q, k, v = _qkv(2, seed=3)
+    mask = namespace["padding_mask"]([6, 2], 6)[:, 0] & namespace["causal_mask"](6)[:4]
+    for mine, ref in zip(namespace["scaled_dot_product_attention"](q, k, v, mask), scaled_dot_product_attention(q, k, v, mask)):
+        assert torch.equal(mine, ref)
+
+
+def test_generated_cell_takes_only_the_imports_it_uses(tmp_path):
+    module = tmp_path / "provided.py"
+    module.write_text(
+        '"""doc"""\nimport math\nimport torch\nimport torch.nn.functional as F\n\n\n'
+        "def half(x):\n    return x / 2\n\n\n"
+        "def root(x):\n    return math.sqrt(half(x))\n\n\n"
+        "def act(x):\n    return F.relu(torch.as_tensor(x))\n",
+        encoding="utf-8",
+    )
+    provided = ProvidedModule(module)
+    assert provided.cell_source(["half"]).splitlines()[2:4] == ["", ""]  # no import at all
+    assert [l for l in provided.cell_source(["half", "root"]).splitlines() if "import" in l] == ["import math"]
+    assert [l for l in provided.cell_source(["act"]).splitlines() if "import" in l] == ["import torch", "import torch.nn.functional as F"]
+    assert provided.problems(["root"]) == ["'root' uses 'half': name it in the cell's first line too"]
+    assert provided.problems(["half", "root"]) == []
+    assert provided.problems(["nope"]) == ["provided.py defines no function or class 'nope'"]
+    module.write_text("import torch\nSCALE = 2\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="only imports, functions and classes"):
+        ProvidedModule(module)
+
+
+# --- release keeps provided cells fresh, and solutions apart from them ---------------------------
+
+
+def _cell(source, kind, grade_id, **extra):
+    make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+    cell = make(source)
+    meta = {"grade": False, "solution": False, "locked": False, "grade_id": grade_id, "schema_version": 3, "task": False}
+    meta.update(extra)
+    cell.metadata["nbgrader"] = meta
+    return cell
+
+
+def _source_notebook(provided_body: str, solution_line: str = "y = x + 1") -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(cells=[
+        _cell("# A test notebook", "markdown", "tp_intro", locked=True),
+        _cell(f"{PROVIDED_HEADER} causal_mask\n{provided_body}", "code", "tp_provided", locked=True),
+        _cell(f"def f(x):\n    ### BEGIN SOLUTION\n    {solution_line}\n    return y\n    ### END SOLUTION", "code", "tp_answer", solution=True),
+        _cell("assert f(1) == 2, 'f adds one'\n### BEGIN HIDDEN TESTS\nassert f(2) == 3, 'f adds one'\n### END HIDDEN TESTS",
+              "code", "tp_test", grade=True, locked=True, points=1),
+    ])
+
+
+def _write(nb, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    return path
+
+
+def test_release_regenerates_a_stale_provided_cell(tmp_path):
+    solutions, released = tmp_path / "solutions", tmp_path / "chapters"
+    source = _write(_source_notebook("def causal_mask(size):\n    return 'an old version'"), solutions / "99_test.ipynb")
+
+    stale = release(check=True, solutions_dir=solutions, release_dir=released)
+    assert stale == [source, released / "99_test.ipynb"]
+    assert stale.reasons[source] == ["99_test.ipynb cell 1 (tp_provided): provided code differs from provided.py"]
+    assert "an old version" in source.read_text(encoding="utf-8"), "--check must not write"
+
+    release(solutions_dir=solutions, release_dir=released)
+    expected = ProvidedModule().cell_source(["causal_mask"])
+    assert read(source).cells[1].source == expected, "release writes the fresh cell back into solutions/"
+    student = read(released / "99_test.ipynb")
+    assert student.cells[1].source == expected and student.cells[1].metadata.nbgrader["locked"]
+    assert release(check=True, solutions_dir=solutions, release_dir=released) == []
+
+
+def test_check_names_the_stale_notebook_and_cell_on_the_command_line(tmp_path, monkeypatch, capsys):
+    from autograder import cli
+
+    solutions, released = tmp_path / "solutions", tmp_path / "chapters"
+    shutil.copytree(config.SOLUTIONS_DIR, solutions)
+    shutil.copytree(config.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
+    monkeypatch.setattr(config, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(config, "SOLUTIONS_DIR", solutions)
+    monkeypatch.setattr(config, "RELEASE_DIR", released)
+    assert cli.main(["release", "--check"]) == 0
+    with_provided = [p for p in solution_paths(solutions) if any(provided_names(c) for c in read(p).cells)]
+    if not with_provided:
+        pytest.skip("no source notebook has a provided cell yet")
+    path = with_provided[0]
+    nb = read(path)
+    index, cell = next((i, c) for i, c in enumerate(nb.cells) if provided_names(c))
+    cell.source = cell.source.replace("def ", "def  ", 1)  # a hand edit
+    _write(nb, path)
+    assert cli.main(["release", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"solutions/{path.name}" in err and f"{path.name} cell {index}" in err, err
+
+
+def test_a_solution_line_that_repeats_provided_code_is_refused(tmp_path):
+    body = ProvidedModule().cell_source(["causal_mask"]).split("\n", 1)[1]
+    shared = "return torch.ones((size, size), dtype=torch.bool, device=device).tril()"
+    assert shared in body
+    path = _write(_source_notebook(body, solution_line=f"y = x + 1; {shared}"), tmp_path / "99_test.ipynb")
+    with pytest.raises(SourceError) as excinfo:
+        validate_sources([path])
+    assert "99_test.ipynb cell 2 (tp_answer): solution line" in str(excinfo.value)
+    assert "provided.py: causal_mask" in str(excinfo.value)
+    # A solution line contained in a provided line is refused too (students would see it there).
+    _write(_source_notebook(body, solution_line="torch.ones((size, size), dtype=torch.bool, device=device)"), path)
+    with pytest.raises(SourceError, match="repeats provided code"):
+        validate_sources([path])
+    _write(_source_notebook(body), path)
+    validate_sources([path])
+
+
+def test_a_provided_cell_must_be_locked_and_name_known_code(tmp_path):
+    nb = _source_notebook("")
+    nb.cells[1].metadata.nbgrader["locked"] = False
+    nb.cells[1].source = f"{PROVIDED_HEADER} causal_mask, no_such_function"
+    path = _write(nb, tmp_path / "99_test.ipynb")
+    with pytest.raises(SourceError) as excinfo:
+        validate_sources([path])
+    message = str(excinfo.value)
+    assert "a provided cell must be locked" in message
+    assert "defines no function or class 'no_such_function'" in message
+
+
+def test_no_solution_region_repeats_provided_code():
+    validate_sources(solution_paths())  # every real source notebook, every line of course/provided.py
