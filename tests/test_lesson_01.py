@@ -1,0 +1,102 @@
+"""Chapter 01 (why attention): the built lesson shows the numbers it claims, its figures and its
+exercise link; the exercise is numpy only.
+
+The soft-lookup numbers are recomputed here with the standard library, independently of the
+lesson's code. The GRU experiment is not re-trained here (the lesson asserts its own claims at
+build time, so a build that contradicts the prose fails); we check that its numbers were glued.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_01.py -q
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from book_build import ROOT, BookBuild, build_book
+
+LESSON = "chapters/01_why_attention.html"
+EXERCISE = "01_soft_lookup"
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def html(book) -> str:
+    path = book.html_dir / LESSON
+    assert path.is_file(), f"{LESSON} was not built (is chapters/01_why_attention in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def soft_lookup(query, keys, values, temperature):
+    """The lesson's example, by hand: softmax of dot products / T, weighted average of values."""
+    sims = [sum(q * k for q, k in zip(query, key)) / temperature for key in keys]
+    top = max(sims)
+    exps = [math.exp(s - top) for s in sims]
+    weights = [e / sum(exps) for e in exps]
+    return sum(w * v for w, v in zip(weights, values)), weights
+
+
+KEYS = [(1.0, 0.0), (0.8, 0.6), (0.0, 1.0), (-1.0, 0.0)]
+VALUES = [10.0, 20.0, 30.0, 40.0]
+QUERY = (1.0, 0.2)
+
+
+def test_lesson_shows_the_soft_lookup_numbers(html):
+    text = text_of(html)
+    out, w = soft_lookup(QUERY, KEYS, VALUES, 1.0)
+    expected = [f"{x:.3f}" for x in w] + [f"{out:.2f}"]
+    out_cold, w_cold = soft_lookup(QUERY, KEYS, VALUES, 0.01)
+    expected += [f"{w_cold[0]:.4f}", f"{out_cold:.3f}"]
+    out_cool, w_cool = soft_lookup(QUERY, KEYS, VALUES, 0.1)
+    expected += [f"{w_cool[0]:.2f}", f"{out_cool:.2f}"]
+    out_hot, w_hot = soft_lookup(QUERY, KEYS, VALUES, 100.0)
+    expected += [f"{out_hot:.2f}", f"{min(w_hot):.3f}", f"{max(w_hot):.3f}"]
+    expected += [f"{math.log(1.7976931348623157e308):.0f}"]  # float64's exp overflows above ~710
+    for number in expected:
+        assert number in text, f"{number} (recomputed here) is not on the lesson page"
+
+
+def test_lesson_shows_the_bottleneck_experiment(html):
+    text = text_of(html)
+    # the glued percentages of the experiment, and the shapes printed by the tokens-to-outputs cell
+    percentages = re.findall(r"\b\d{1,3}%", text)
+    assert len(percentages) >= 10, f"the experiment's percentages are missing: {percentages}"
+    for shape in ["(6, 8)", "(6, 4)", "(6, 3)", "(6, 6)"]:
+        assert shape in text, f"shape {shape} of the tokens-to-outputs example is not on the page"
+    for leftover in ["glue:", "np.float64", "{glue", "tensor("]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_lesson_has_its_figures(book, html):
+    pngs = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)
+    # accuracy vs length, attention heatmap, temperature sweep, tokens-to-outputs diagram
+    assert len(pngs) >= 4, f"expected at least 4 figures on the lesson page, found {pngs}"
+    for src in pngs:
+        image = (book.html_dir / "chapters" / src).resolve()
+        assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
+
+
+def test_lesson_links_to_the_exercise(html):
+    links = re.findall(r'<a[^>]+href="([^"]+)"', html)
+    assert any(link.split("#")[0] == f"{EXERCISE}.html" for link in links), links
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_is_numpy_only(where):
+    nb = json.loads((ROOT / where / f"{EXERCISE}.ipynb").read_text(encoding="utf8"))
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert re.search(r"^\s*import numpy as np", code, re.MULTILINE)
+    assert not re.search(r"^\s*(import|from)\s+torch\b", code, re.MULTILINE), f"{where}/{EXERCISE}.ipynb imports torch"
