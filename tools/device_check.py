@@ -36,13 +36,15 @@ print(json.dumps({"failed": failed, "device": str(device)}))
 
 
 def build(out_dir: Path) -> Path:
+    from autograder import config
     from autograder.align import align
     from autograder.notebooks import grade_id, is_test_cell, read, source_notebook
     from autograder.release import release_notebook
     from autograder.samples import catalogue_submissions
 
     cases = []
-    for name in ["02_dot_product_attention"]:
+    catalogued = sorted(p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir())
+    for name in catalogued:
         source = read(source_notebook(name))
         released = release_notebook(source)
         for label, nb, expect in catalogue_submissions(name):
