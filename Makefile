@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: book serve test release check-release samples bench-grade clean help
+.PHONY: book serve test release check-release publish samples bench-grade clean help
 
 help:
 	@echo "make book          build the course website into _build/html"
@@ -15,6 +15,7 @@ help:
 	@echo "make test          run the whole test suite"
 	@echo "make release       regenerate the student notebooks in chapters/ from solutions/"
 	@echo "make check-release fail if chapters/ is out of date with solutions/"
+	@echo "make publish       write the public release (book, lessons, student notebooks; no solutions) into _publish/"
 	@echo "make samples       write a demo class of submissions to grading/samples"
 	@echo "make bench-grade   time plain nbgrader against autograder on 30 submissions"
 
@@ -28,6 +29,7 @@ _vendor/mathjax/tex-chtml.js: tools/vendor_mathjax.py | $(VENV)/.installed
 	$(PY) tools/vendor_mathjax.py
 
 book: $(VENV)/.installed _vendor/mathjax/tex-chtml.js
+	rm -rf _build/html
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is in _build/html. Open _build/html/index.html in a browser, or run: make serve"
@@ -46,6 +48,9 @@ release: $(VENV)/.installed
 check-release: $(VENV)/.installed
 	$(PY) -m autograder release --check
 
+publish: $(VENV)/.installed
+	$(PY) -m autograder publish --out _publish
+
 samples: $(VENV)/.installed
 	$(PY) -m autograder.samples grading/samples
 
@@ -53,4 +58,4 @@ bench-grade: $(VENV)/.installed
 	$(PY) tools/bench_grade.py
 
 clean:
-	rm -rf _build grading .pytest_cache
+	rm -rf _build grading _publish .pytest_cache

@@ -9,6 +9,7 @@ The pipeline is a chain of small stages, each a plain function in its own module
                 stores results in the work dir and the nbgrader gradebook
     feedback -> per-student HTML without hidden test source
     export   -> CSV gradebook
+    report   -> the class report per notebook (failures, late work, `similarity`, `--verify`)
 
 `cli` is a thin argparse layer over these functions.
 """

@@ -4,6 +4,8 @@
     python -m autograder grade SUBMISSIONS [--workdir DIR] [--workers N] [--force] [--no-sandbox]
     python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
     python -m autograder export --out grades.csv [--workdir DIR]
+    python -m autograder report --out DIR [--workdir DIR]
+    python -m autograder publish [--out DIR]
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grade import Options, grade
+    from autograder.grade import Options, grade, verify
     from autograder.sandbox import Limits, SandboxUnavailable, default_memory_bytes
 
     limits = Limits(
@@ -49,7 +51,16 @@ def _grade(args: argparse.Namespace) -> int:
         memory_bytes=default_memory_bytes() if args.memory is None else int(args.memory * (1 << 30)),
         processes=args.processes,
     )
+    lateness = None
+    if args.deadline:
+        from autograder.late import Lateness, parse_policy, parse_time, read_timestamps
+
+        lateness = Lateness(parse_time(args.deadline), parse_policy(args.late_policy or config.LATE_POLICY),
+                            read_timestamps(args.timestamps) if args.timestamps else None)
+    elif args.late_policy or args.timestamps:
+        raise ValueError("--late-policy and --timestamps need --deadline")
     options = Options(
+        lateness=lateness,
         workdir=args.workdir,
         db_url=args.db,
         workers=args.workers,
@@ -60,10 +71,13 @@ def _grade(args: argparse.Namespace) -> int:
     )
     try:
         results = grade(args.submissions, options)
+        checked = verify(args.submissions, options, args.verify, args.verify_seed) if args.verify else []
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return 1 if any(r.internal_error for r in results) else 0
+    if any(r.internal_error for r in results):
+        return 1
+    return 3 if any(c["differences"] for c in checked) else 0
 
 
 def _feedback(args: argparse.Namespace) -> int:
@@ -79,6 +93,34 @@ def _export(args: argparse.Namespace) -> int:
 
     rows = export_csv(args.out, args.workdir, args.db)
     print(f"Wrote {rows} row(s) to {args.out}")
+    return 0
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from autograder.publish import PublishError, publish, read_settings
+
+    try:
+        written = publish(args.out)
+    except PublishError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    lessons = [p for p in written if p.startswith(read_settings().lesson_dir + "/")]
+    print(f"Wrote the public release into {args.out}: {len(written)} files, {len(lessons)} lesson notebook(s).")
+    print(f"Its repository is {read_settings().repository_url} (repository.url in _config.yml); "
+          "commit the folder's content there. `make book` in it builds the website.")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    import time
+
+    from autograder.report import write_report
+
+    started = time.monotonic()
+    written = write_report(args.out, args.workdir)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"Wrote {len(written)} report page(s) under {args.out} in {time.monotonic() - started:.1f} s")
     return 0
 
 
@@ -110,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes per submission (default: %(default)s)")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run student code WITHOUT isolation, as this user (only if bubblewrap cannot be installed)")
+    p.add_argument("--verify", type=float, metavar="FRACTION",
+                   help="then grade this fraction of the submissions again in fresh sandboxes and report any per-cell "
+                        "difference (exit status 3 if there is one)")
+    p.add_argument("--verify-seed", type=int, default=0, help="seed of the --verify sample (default: %(default)s)")
+    p.add_argument("--deadline", help="ISO time, e.g. 2026-12-01T23:59 (local time unless a zone is given): count late work")
+    p.add_argument("--late-policy", help=f"e.g. '10%%/day, max 3 days' (default: {config.LATE_POLICY.replace('%', '%%')})")
+    p.add_argument("--timestamps", type=Path, help="CSV of submission times: student, submitted_at[, notebook] "
+                                                   "(default: the file's modification time, with a warning)")
     p.set_defaults(func=_grade)
 
     p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
@@ -123,6 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
     with_workdir(p)
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.set_defaults(func=_export)
+
+    p = sub.add_parser("report", help="write DIR/<notebook>.html: the class report (no grading again)")
+    p.add_argument("--out", type=Path, required=True)
+    with_workdir(p)
+    p.set_defaults(func=_report)
+
+    p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
+    p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")
+    p.set_defaults(func=_publish)
     return parser
 
 

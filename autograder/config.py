@@ -16,6 +16,11 @@ SOLUTIONS_DIR = REPO_ROOT / "solutions"
 RELEASE_DIR = REPO_ROOT / "chapters"
 # Reference code that `release` copies into the provided (locked) cells of the notebooks.
 PROVIDED_MODULE = REPO_ROOT / "course" / "provided.py"
+# The public release (`autograder publish`, autograder/publish.py): where `make publish` writes
+# it by default (git-ignored), and the templates of its README, Makefile and .gitignore. Its
+# GitHub URL is `repository.url` in _config.yml, the one setting the site's buttons use too.
+PUBLISH_DIR = REPO_ROOT / "_publish"
+PUBLIC_TEMPLATES_DIR = REPO_ROOT / "tools" / "public"
 
 # All grading state lives under one work dir (git-ignored).
 DEFAULT_WORKDIR = Path("grading")
@@ -44,6 +49,9 @@ NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
 MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, not kept
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
+
+# Late work (autograder/late.py): the policy `grade --deadline` applies unless --late-policy is given.
+LATE_POLICY = "10%/day, max 3 days"
 
 # Bump when the way a score is computed changes: cached results of an older
 # version are then graded again instead of reused.

@@ -76,6 +76,9 @@ class Result:
     seconds: float = 0.0
     internal_error: str = ""  # the grader failed (not the student): never stored as a grade
     executed: dict | None = None  # the executed notebook (contains hidden tests: instructor only)
+    # lateness (autograder/late.py): submitted_at, its source, deadline, policy, late_days, penalty,
+    # final_score; the submission time is kept so that grading again gives the same penalty
+    late: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         data = asdict(self)

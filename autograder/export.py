@@ -13,9 +13,12 @@ from pathlib import Path
 
 from autograder import config
 from autograder.gradebook import atomic_write, ensure_tools_on_path, load_results
+from autograder.late import final_score
 from autograder.notebooks import max_points, notebook_names, read, source_notebook
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
+# Only when `grade` was given a deadline: the raw score stays in `score`.
+LATE_COLUMNS = ["submitted_at", "late_days", "penalty", "final_score"]
 
 
 def _cell_order(notebook: str, gradebook_cells: list[str]) -> list[str]:
@@ -56,8 +59,17 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                     record = records.get((submission.student.id, notebook.name))
                     row["reason"] = record.reason if record else ""
                     row["repairs"] = " | ".join(record.repairs) if record else ""
+                    late = record.late if record else {}
+                    if late.get("deadline"):
+                        penalty = float(late.get("penalty", 0.0))
+                        row.update(submitted_at=late.get("submitted_at", ""), late_days=str(late.get("late_days", 0)),
+                                   penalty=f"{penalty:g}", final_score=f"{final_score(submission.score, penalty):g}")
                     out.append(row)
-    return FIXED_COLUMNS + columns + ["reason", "repairs"], out
+    late_columns = LATE_COLUMNS if any("final_score" in row for row in out) else []
+    for row in out:  # a row without a deadline (graded before one was given): not late, as far as is known
+        if late_columns and "final_score" not in row:
+            row.update(submitted_at="", late_days="", penalty="", final_score=row["score"])
+    return FIXED_COLUMNS + columns + ["reason", "repairs"] + late_columns, out
 
 
 def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:

@@ -25,6 +25,7 @@ from autograder import config
 from autograder.collect import Submission, collect, notebooks_present
 from autograder.execute import Job, Result, execute_submission, file_sha256, zero_result
 from autograder.gradebook import Writer, load_result
+from autograder.late import Lateness, final_score
 from autograder.notebooks import notebook_names, read, source_notebook
 from autograder.sandbox import Limits, check_available
 
@@ -43,6 +44,7 @@ class Options:
     harden: bool = True
     solutions_dir: Path | None = None
     retries: int = 1  # attempts more for a submission the grader itself failed on
+    lateness: Lateness | None = None  # --deadline (and --late-policy, --timestamps)
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -52,6 +54,18 @@ def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool
         and result.source_sha256 == source_sha
         and result.grader_version == config.GRADER_VERSION
     )
+
+
+def _with_late(result: Result, sub: Submission, previous: Result | None, lateness: Lateness | None, warnings: list[str]) -> Result:
+    """Set result.late. The submission time of an earlier grading of the same file is kept,
+    so grading again (even without --deadline) gives the same penalty."""
+    same_file = previous is not None and previous.submission_sha256 == sub.sha256 and previous.late
+    if lateness is not None:
+        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, previous.late if same_file else None)
+        warnings += notes
+    elif same_file:
+        result.late = dict(previous.late, final_score=final_score(result.score, previous.late.get("penalty", 0.0)))
+    return result
 
 
 def _safe_run(runner: Runner, job: Job, retries: int) -> Result:
@@ -94,13 +108,24 @@ def grade(
         for name, path in sources.items():
             writer.register_notebook(name, read(path))
         todo: list[Job] = []
+        previous: dict[tuple[str, str], Result | None] = {}
+        warnings: list[str] = []
         for sub in submissions:
-            cached = None if options.force else load_result(options.workdir, sub.student, sub.notebook)
+            stored = load_result(options.workdir, sub.student, sub.notebook)
+            previous[(sub.student, sub.notebook)] = stored
+            cached = None if options.force else stored
             if _is_current(cached, sub, source_sha[sub.notebook]):
-                writer.record_in_gradebook(cached)  # idempotent; repairs a run killed mid-write
+                before = dict(cached.late)
+                _with_late(cached, sub, stored, options.lateness, warnings)
+                if cached.late != before:
+                    writer.record(cached)  # a deadline given now: the record gets its lateness
+                else:
+                    writer.record_in_gradebook(cached)  # idempotent; repairs a run killed mid-write
                 results[(sub.student, sub.notebook)] = cached
             else:
                 todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
+        for warning in warnings:
+            print(warning, file=out, flush=True)
         print(
             f"Grading {len(todo)} submission(s) of {len(submissions)} "
             f"({len(submissions) - len(todo)} already graded and unchanged) with {options.workers} worker(s)"
@@ -110,12 +135,18 @@ def grade(
         )
 
         width = _name_width(submissions)
+        by_key = {(s.student, s.notebook): s for s in submissions}
 
         def record(done: int, result: Result) -> None:
             results[(result.student, result.notebook)] = result
             if result.internal_error:
                 status, extra = "ERROR", f"  (grader error, not stored; run grade again: {result.internal_error})"
             else:
+                sub = by_key[(result.student, result.notebook)]
+                late_warnings: list[str] = []
+                _with_late(result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings)
+                for warning in late_warnings:
+                    print(warning, file=out, flush=True)
                 writer.record(result)
                 status = f"{result.score:g}/{result.max_score:g}"
                 extra = f"  ({result.reason})" if result.reason else ""
@@ -144,6 +175,8 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
         note = r.reason or (f"failed: {', '.join(failed)}" if failed else "all tests passed")
         if r.repairs:
             note += f"; {len(r.repairs)} repair(s): " + "; ".join(r.repairs[:3]) + (" ..." if len(r.repairs) > 3 else "")
+        if r.late.get("late_days"):
+            note += f"; LATE {r.late['late_days']} day(s), penalty {100 * r.late['penalty']:g}%: final {r.late['final_score']:g}"
         score = "ERROR" if r.internal_error else f"{r.score:>4g}/{r.max_score:<4g}"
         if r.internal_error:
             note = f"not graded, the grader failed: {r.internal_error} (run grade again)"
@@ -154,3 +187,69 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
     if failures:
         lines.append(f"{failures} submission(s) NOT graded because the grader failed; run the same command again to grade them.")
     return "\n".join(lines)
+
+
+def verify(
+    submissions_dir: Path,
+    options: Options | None = None,
+    fraction: float = 0.1,
+    seed: int = 0,
+    runner: Runner = execute_submission,
+    out: TextIO = sys.stdout,
+) -> list[dict]:
+    """Grade a seeded random sample of the already graded submissions again, each in a fresh
+    sandbox, and compare per-cell points with the stored results (which are not changed).
+
+    Returns one entry per submission graded again: {student, notebook, differences: [{cell,
+    first, second}]}; also written to `<workdir>/verify.json` for the report."""
+    import json
+    import random
+
+    from autograder.gradebook import atomic_write
+
+    if not 0 < fraction <= 1:
+        raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")
+    options = options or Options()
+    released = notebook_names(options.solutions_dir)
+    names = options.notebooks or notebooks_present(submissions_dir, released)
+    sources = {name: source_notebook(name, options.solutions_dir) for name in names}
+    stored = {}
+    for sub in collect(submissions_dir, names):
+        result = load_result(options.workdir, sub.student, sub.notebook)
+        # only what ran and is graded as it is now: a file that could not run repeats trivially
+        if sub.problem is None and sub.path is not None and result is not None and result.submission_sha256 == sub.sha256:
+            stored[(sub.student, sub.notebook)] = (sub, result)
+    keys = sorted(stored)
+    sample = sorted(random.Random(seed).sample(keys, max(1, round(fraction * len(keys))))) if keys else []
+    print(f"Verifying: grading {len(sample)} of {len(keys)} graded submission(s) again in fresh sandboxes "
+          f"(fraction {fraction:g}, seed {seed})", file=out, flush=True)
+    if options.sandboxed:
+        check_available()
+    checked: list[dict] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(sample) or 1))) as pool:
+        jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
+        futures = {pool.submit(_safe_run, runner, job, options.retries): job for job in jobs}
+        for future in as_completed(futures):
+            again = future.result()
+            first = stored[(again.student, again.notebook)][1]
+            entry = {"student": again.student, "notebook": again.notebook, "differences": [], "error": again.internal_error}
+            if not again.internal_error:
+                points = {c.grade_id: c.points for c in again.cells}
+                for cell in first.cells:
+                    if points.get(cell.grade_id) != cell.points:
+                        entry["differences"].append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
+            checked.append(entry)
+    checked.sort(key=lambda e: (e["notebook"], e["student"]))
+    differ = [e for e in checked if e["differences"]]
+    lines = ["", f"Verify: {len(checked)} submission(s) graded again; "
+             + (f"{len(differ)} with DIFFERENT per-cell points:" if differ else "every grade repeated exactly.")]
+    for e in differ:
+        cells = ", ".join(f"{d['cell']} {d['first']:g} -> {d['second']:g}" for d in e["differences"])
+        lines.append(f"  {e['student']} {e['notebook']}: {cells}")
+    errors = [e for e in checked if e["error"]]
+    if errors:
+        lines.append(f"  {len(errors)} could not be graded again (grader failure): {', '.join(e['student'] for e in errors)}")
+    print("\n".join(lines), file=out, flush=True)
+    record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "fraction": fraction, "seed": seed, "checked": checked}
+    atomic_write(Path(options.workdir) / "verify.json", json.dumps(record, indent=1))
+    return checked

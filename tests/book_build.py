@@ -3,7 +3,9 @@
 The build runs in place (``_build/``) so that the lessons' execution results come from
 the jupyter cache (``_build/.jupyter_cache``) after the first build. ``--all`` forces
 Sphinx to re-read every page, so warnings of unchanged pages are reported again
-instead of being hidden by an incremental build.
+instead of being hidden by an incremental build, and ``_build/html`` is removed first,
+so that the site holds only what this build wrote (a page or asset left by an earlier
+build would escape the leak and size checks, or be tested in place of the real one).
 
 With pytest-xdist, workers are separate processes: a file lock serialises them and a
 marker keyed on the run's ``PYTEST_XDIST_TESTRUNUID`` lets the workers that come second
@@ -15,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -59,6 +62,7 @@ def vendor_mathjax() -> None:
 
 def _run_build() -> BookBuild:
     vendor_mathjax()
+    shutil.rmtree(HTML_DIR, ignore_errors=True)
     env = _env()
     start = time.monotonic()
     result = subprocess.run(

@@ -59,9 +59,15 @@ def _by_notebook(results: list) -> dict:
 
 
 @pytest.fixture(scope="session")
-def catalogues(catalogue_dir, tmp_path_factory) -> dict:
+def catalogue_workdir(tmp_path_factory) -> Path:
+    """The work dir of the `catalogues` run (records and executed notebooks, for the report)."""
+    return tmp_path_factory.mktemp("grading-full")
+
+
+@pytest.fixture(scope="session")
+def catalogues(catalogue_dir, catalogue_workdir) -> dict:
     """Every catalogue submission graded with the hidden tests, all chapters in one run."""
-    results = grade(catalogue_dir, Options(workdir=tmp_path_factory.mktemp("grading-full"), notebooks=catalogued_notebooks()),
+    results = grade(catalogue_dir, Options(workdir=catalogue_workdir, notebooks=catalogued_notebooks()),
                     out=io.StringIO())
     return _by_notebook(results)
 

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
+from autograder.publish import read_settings, toc_files
 from book_build import ROOT, BookBuild, build_book
 
 LESSON = "chapters/02_attention_by_hand.html"
@@ -24,6 +25,12 @@ THIRD_PARTY_HOSTS = (
     "fonts.gstatic.com", "ajax.googleapis.com", "code.jquery.com", "cdn.plot.ly",
     "polyfill.io", "stackpath.bootstrapcdn.com", "use.fontawesome.com", "mybinder.org",
 )
+DOCNAMES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
+EXERCISES = [d for d in DOCNAMES if (ROOT / f"{d}.ipynb").is_file()]
+GUIDE = "grading_guide"
+# The whole site (pages, theme, vendored MathJax) and its largest page (with the images it shows).
+SITE_BUDGET_MB = 25
+PAGE_BUDGET_MB = 3
 
 
 @pytest.fixture(scope="module")
@@ -149,9 +156,73 @@ def test_repository_button_and_source_download(book):
     assert (book.html_dir / "_sources" / EXERCISE_SOURCE).is_file(), "the exercise cannot be downloaded"
 
 
-@pytest.mark.parametrize("name", ["intro.html", "chapters/00_setup.html", LESSON, EXERCISE])
-def test_pages_exist(book, name):
-    page(book, name)
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_pages_exist(book, docname):
+    page(book, f"{docname}.html")
+
+
+@pytest.mark.parametrize("docname", EXERCISES)
+def test_exercise_download_button_gives_the_student_notebook(book, docname):
+    """The download menu of an exercise page links to the released notebook, byte for byte."""
+    links = resources(page(book, f"{docname}.html")).links
+    name = Path(docname).name
+    downloads = [link for link in links if link.split("?")[0].endswith(f"_sources/{docname}.ipynb")]
+    assert downloads, f"{docname}: no download link to the notebook; links: {links}"
+    target = (book.html_dir / Path(docname).parent / downloads[0]).resolve()
+    assert target.read_bytes() == (ROOT / f"{docname}.ipynb").read_bytes(), f"the download of {name} is not the student notebook"
+
+
+def test_lesson_colab_buttons_open_lesson_notebooks(book):
+    """A lesson page's Colab button opens its notebook in the public release's lessons folder
+    (sphinx-book-theme would link the .md file, which Colab cannot open)."""
+    settings = read_settings()
+    html = page(book, LESSON)
+    expected = settings.colab_url(f"{settings.lesson_dir}/{Path(LESSON).stem}.ipynb")
+    colab = [link for link in resources(html).links if "colab.research.google.com" in link]
+    assert colab == [expected], colab
+    assert not [link for link in resources(page(book, f"{GUIDE}.html")).links if "colab" in link], "the grading guide is not in the public release"
+
+
+def test_grading_guide_shows_real_output_of_this_build(book):
+    assert f"{GUIDE}.md: Executed notebook" in book.log, "the grading guide was not executed by this build"
+    text = re.sub(r"<[^>]+>", " ", page(book, f"{GUIDE}.html"))
+    for expected in [
+        "$ autograder release --check",
+        "$ autograder publish --out public",
+        "Grading 6 submission(s) of 6 (0 already graded and unchanged)",
+        "Summary",
+        "all tests passed",
+        "failed: sdpa_mask",
+        "the submitted file is empty",
+        "Wrote 6 feedback file(s) under feedback",
+        "Wrote 6 row(s) to grades.csv",
+        "student,notebook,score,max_score",
+        "Grading 0 submission(s) of 6 (6 already graded and unchanged)",
+        "Grading 1 submission(s) of 6 (5 already graded and unchanged)",
+    ]:
+        assert expected in text, f"the grading guide does not show {expected!r}"
+    assert "--no-sandbox" not in text or not Path("/usr/bin/bwrap").exists(), "graded without the sandbox although bubblewrap is here"
+
+
+def test_site_size(book):
+    """The site stays small: MathJax only as far as pages load it; the largest page is reported."""
+    files = [p for p in book.html_dir.rglob("*") if p.is_file()]
+    total = sum(p.stat().st_size for p in files)
+    mathjax = book.html_dir / "_static" / "mathjax"
+    unused = [name for name in ("tex-svg.js", "tex-mml-chtml.js", "tex-chtml-full.js", "mml-chtml.js", "node-main.js")
+              if (mathjax / name).exists()]
+    assert not unused, f"MathJax components no page loads were vendored: {unused}"
+
+    def weight(path: Path) -> int:
+        images = [src for src in resources(path.read_text(encoding="utf8")).images if not urlparse(src).scheme]
+        return path.stat().st_size + sum((path.parent / src).stat().st_size for src in images if (path.parent / src).is_file())
+
+    pages = {p.relative_to(book.html_dir).as_posix(): weight(p) for p in all_pages(book)}
+    largest = max(pages, key=pages.get)
+    print(f"\nsite: {total / 1e6:.1f} MB in {len(files)} files ({sum(p.stat().st_size for p in mathjax.rglob('*') if p.is_file()) / 1e6:.1f} MB of MathJax); "
+          f"largest page: {largest}, {pages[largest] / 1e6:.2f} MB with its images")
+    assert total < SITE_BUDGET_MB * 1e6, f"the site is {total / 1e6:.1f} MB"
+    assert pages[largest] < PAGE_BUDGET_MB * 1e6, f"{largest} weighs {pages[largest] / 1e6:.1f} MB with its images"
 
 
 def test_no_page_loads_anything_from_another_host(book):

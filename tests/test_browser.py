@@ -1,5 +1,13 @@
-"""The built pages work in a real browser, offline: no request leaves 127.0.0.1, no console
-error, and MathJax renders every formula (no raw TeX left on the page).
+"""Every page of the book in a real browser, offline, at desktop and phone width.
+
+Each page that `_toc.yml` lists (and the intro) is opened at 1280 px and at 390 px wide, with every
+request to a host other than the local server aborted, and must have: no console error, no failed
+or blocked request, no raw TeX (every formula typeset by MathJax), every image loaded, every
+internal link resolving (to a file of the site, and to an element of that page when it names one),
+a Colab button exactly where the public release holds the notebook it opens, and at phone width
+nothing wider than the screen outside a scrolling box. A full-page screenshot of each visit is
+written to `_build/screenshots/<width>/<page>.png` (BOOK_SCREENSHOTS overrides the folder). The
+site's search works offline: a chapter-02 word typed into the search box finds chapter 02.
 
 Uses the Debian Chromium at /usr/bin/chromium through Playwright (never `playwright install`).
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_browser.py -q
@@ -10,26 +18,30 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pytest
+import yaml
 
-from book_build import BookBuild, build_book
+from autograder.publish import read_settings, toc_files
+from book_build import ROOT, BookBuild, build_book
 from chromium import browser  # noqa: F401 - the fixture
+from publish_tree import published
 
-SCREENSHOT = Path(os.environ.get("BOOK_SCREENSHOT", "/tmp/book-chapter02.png"))
-PAGES = {
-    "intro": "intro.html",
-    "setup": "chapters/00_setup.html",
-    "lesson": "chapters/02_attention_by_hand.html",
-    "exercise": "chapters/02_dot_product_attention.html",
-}
-# TeX that MathJax replaces when it works; any of it in the visible text means raw math.
+SCREENSHOTS = Path(os.environ.get("BOOK_SCREENSHOTS", ROOT / "_build" / "screenshots"))
+WIDTHS = {"desktop": 1280, "phone": 390}
+DOCNAMES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
+SETTINGS = read_settings()
+ORG, REPO = SETTINGS.github
+COLAB_PREFIX = f"https://colab.research.google.com/github/{ORG}/{REPO}/blob/{SETTINGS.branch}/"
+# TeX that MathJax replaces when it works; any of it in the visible prose means raw math.
 RAW_TEX = ["\\frac", "\\sqrt", "\\mathrm", "\\left", "$$", "\\(", "\\["]
-
-
+# A word of chapter 02's lesson only (tests that the search finds the right chapter).
+SEARCH_TERM = "saturation"
+SEARCH_PAGE = "chapters/02_attention_by_hand.html"
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +71,11 @@ def site(book):
         thread.join(timeout=5)
 
 
-
-
 class PageVisit:
     """A page opened with every off-host request aborted and every console error recorded."""
 
-    def __init__(self, browser, base_url: str, path: str) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+    def __init__(self, browser, base_url: str, path: str, width: int = 1280) -> None:
+        self.context = browser.new_context(viewport={"width": width, "height": 900 if width > 600 else 844})
         self.page = self.context.new_page()
         self.blocked: list[str] = []
         self.errors: list[str] = []
@@ -107,8 +117,8 @@ class PageVisit:
 def visit(browser, site):
     visits: list[PageVisit] = []
 
-    def open_page(path: str) -> PageVisit:
-        visits.append(PageVisit(browser, site, path))
+    def open_page(path: str, width: int = 1280) -> PageVisit:
+        visits.append(PageVisit(browser, site, path, width))
         return visits[-1]
 
     yield open_page
@@ -116,37 +126,158 @@ def visit(browser, site):
         v.close()
 
 
-@pytest.mark.parametrize("name", list(PAGES))
-def test_page_is_clean_offline(visit, name):
-    v = visit(PAGES[name])
+# --- what is checked on every page ------------------------------------------------------------
+
+_ids: dict[Path, set[str]] = {}
+
+
+def _ids_of(path: Path) -> set[str]:
+    if path not in _ids:
+        text = path.read_text(encoding="utf8", errors="replace")
+        _ids[path] = set(re.findall(r"""\b(?:id|name)=["']([^"']+)["']""", text))
+    return _ids[path]
+
+
+def broken_internal_links(html_dir: Path, hrefs: list[str]) -> list[str]:
+    """Links to the local server that lead to no file, or to no element of the page they name."""
+    broken = []
+    for href in sorted(set(hrefs)):
+        url = urlparse(href)
+        if url.scheme not in ("http", "https") or url.hostname != "127.0.0.1":
+            continue
+        relative = unquote(url.path).lstrip("/")
+        target = html_dir / relative
+        if relative == "" or relative.endswith("/"):
+            target = target / "index.html"
+        if not target.is_file():
+            broken.append(f"{href}: no such file in the site")
+        elif url.fragment and target.suffix == ".html" and unquote(url.fragment) not in _ids_of(target):
+            broken.append(f"{href}: no element #{url.fragment} on {relative}")
+    return broken
+
+
+def expected_colab_path(book: BookBuild, docname: str) -> str | None:
+    """The repository path a page's Colab button must open, or None for no button."""
+    if docname in SETTINGS.private_pages:
+        return None
+    if (ROOT / f"{docname}.ipynb").is_file():  # an exercise: the student notebook itself
+        return f"{docname}.ipynb"
+    if (book.html_dir / "_sources" / f"{docname}.ipynb").is_file():  # a MyST notebook page: its lesson notebook
+        return f"{SETTINGS.lesson_dir}/{docname.rsplit('/', 1)[-1]}.ipynb"
+    return None
+
+
+PAGE_FACTS = """() => {
+  const visible = e => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const prose = Array.from(document.querySelectorAll('article p, article li, article td, article th, article .math'))
+    .filter(e => !e.closest('.cell, pre, code')).map(e => e.innerText).join('\\n');
+  const images = Array.from(document.images).map(img => ({src: img.currentSrc || img.src,
+    ok: img.complete && img.naturalWidth > 0}));
+  const math = Array.from(document.querySelectorAll('article .math'));
+  return {
+    prose,
+    images,
+    hrefs: Array.from(document.querySelectorAll('a[href]'), a => a.href),
+    colab: Array.from(document.querySelectorAll('a[href^="https://colab.research.google.com"]'), a => a.href),
+    math: math.length,
+    untypeset: math.filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 60)),
+    merror: document.querySelectorAll('mjx-merror').length,
+  };
+}"""
+
+# Elements of the article wider than the screen that are not inside a box that scrolls sideways
+# (the page itself would then scroll sideways, or clip them).
+OVERFLOW = """() => {
+  const vw = document.documentElement.clientWidth;
+  const out = [];
+  const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+    (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
+  for (const el of document.querySelectorAll('article *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= vw + 1) continue;
+    let a = el.parentElement, ok = false;
+    while (a) {
+      const s = getComputedStyle(a);
+      if (s.overflowX === 'auto' || s.overflowX === 'scroll') { ok = a.getBoundingClientRect().right <= vw + 1; break; }
+      if (a.tagName === 'ARTICLE') break;
+      a = a.parentElement;
+    }
+    if (!ok) out.push(`${name(el)} (right edge at ${Math.round(r.right)} px)`);
+  }
+  return {pageScrollWidth: document.documentElement.scrollWidth, viewport: vw, elements: out.slice(0, 8), count: out.length};
+}"""
+
+
+def screenshot_path(docname: str, width: str) -> Path:
+    return SCREENSHOTS / width / f"{docname.replace('/', '__')}.png"
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_page_in_browser(book, visit, docname, width):
+    public, _ = published()
+    v = visit(f"{docname}.html", WIDTHS[width])
     v.wait_for_mathjax()
     v.page.wait_for_timeout(300)  # late console messages (theme scripts run on DOMContentLoaded/load)
-    assert not v.blocked, f"{name}: requests to other hosts: {v.blocked}"
-    assert not v.errors, f"{name}: console errors:\n" + "\n".join(v.errors)
-    assert not v.failed, f"{name}: failed requests: {v.failed}"
+    facts = v.page.evaluate(PAGE_FACTS)
+    problems = []
+    problems += [f"request to another host: {url}" for url in v.blocked]
+    problems += [f"console error: {e}" for e in v.errors]
+    problems += [f"failed request: {f}" for f in v.failed]
+
+    raw = [tex for tex in RAW_TEX if tex in facts["prose"]]
+    problems += [f"raw TeX in the prose: {raw}"] if raw else []
+    problems += [f"formula not typeset: {t!r}" for t in facts["untypeset"]]
+    problems += [f"{facts['merror']} formulas failed to typeset (mjx-merror)"] if facts["merror"] else []
+    problems += [f"image not loaded: {img['src']}" for img in facts["images"] if not img["ok"]]
+    problems += [f"broken link {b}" for b in broken_internal_links(book.html_dir, facts["hrefs"])]
+
+    expected = expected_colab_path(book, docname)
+    if expected is None:
+        problems += [f"a Colab link where none should be: {url}" for url in facts["colab"]]
+    elif [url for url in facts["colab"]] != [COLAB_PREFIX + SETTINGS.repo_path(expected)]:
+        problems.append(f"Colab links {facts['colab']}, expected exactly one to {COLAB_PREFIX + expected}")
+    for url in facts["colab"]:
+        path = url.removeprefix(COLAB_PREFIX)
+        if not url.startswith(COLAB_PREFIX) or not path.endswith(".ipynb") or not (public / path).is_file():
+            problems.append(f"the Colab link {url} opens no notebook of the public release")
+
+    if WIDTHS[width] < 600:
+        overflow = v.page.evaluate(OVERFLOW)
+        if overflow["pageScrollWidth"] > overflow["viewport"] + 1:
+            problems.append(f"the page scrolls sideways: {overflow['pageScrollWidth']} px wide on a {overflow['viewport']} px screen")
+        if overflow["count"]:
+            problems.append(f"{overflow['count']} elements wider than the screen outside a scrolling box: {overflow['elements']}")
+
+    shot = screenshot_path(docname, width)
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    v.page.screenshot(path=str(shot), full_page=True)
+    assert not problems, f"{docname} at {WIDTHS[width]} px:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", ["intro", "lesson", "exercise"])
-def test_math_is_rendered(visit, name):
-    v = visit(PAGES[name])
-    assert v.wait_for_mathjax(), f"{name}: MathJax is not loaded"
-    rendered = v.page.locator("mjx-container").count()
-    assert rendered > 0, f"{name}: no formula was typeset by MathJax"
-    # MathJax keeps no TeX in the page text once it has typeset it; code cells may contain
-    # backslashes legitimately (e.g. matplotlib labels), so look at the prose only.
-    prose = v.page.evaluate(
-        """() => Array.from(document.querySelectorAll('article p, article li, article td, article th, article .math'))
-                 .filter(e => !e.closest('.cell, pre, code'))
-                 .map(e => e.innerText).join('\\n')"""
-    )
-    raw = [tex for tex in RAW_TEX if tex in prose]
-    assert not raw, f"{name}: raw TeX left on the page: {raw}"
-    errors = v.page.locator("mjx-merror").count()
-    assert errors == 0, f"{name}: {errors} formulas failed to typeset (mjx-merror)"
+def test_every_page_is_visited(book):
+    """The parametrisation covers every page the build wrote (besides Sphinx's own genindex and search)."""
+    built = {p.relative_to(book.html_dir).with_suffix("").as_posix() for p in book.html_dir.rglob("*.html")
+             if "_static" not in p.parts}
+    assert built - {"genindex", "search", "index"} == set(DOCNAMES)
+
+
+def test_search_works_offline(visit):
+    v = visit("intro.html")
+    v.page.locator("button.search-button, .search-button-field").first.click()
+    box = v.page.locator("input[name='q']:visible").first
+    box.fill(SEARCH_TERM)
+    box.press("Enter")
+    v.page.wait_for_url("**/search.html?q=*")
+    results = v.page.locator("#search-results ul.search li a")
+    results.first.wait_for(timeout=20_000)
+    hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+    assert hrefs and hrefs[0].split("#")[0].endswith(SEARCH_PAGE), f"searching {SEARCH_TERM!r} found {hrefs}"
+    assert not v.blocked and not v.errors, (v.blocked, v.errors)
 
 
 def test_lesson_renders_numbers_and_heatmap(visit):
-    v = visit(PAGES["lesson"])
+    v = visit("chapters/02_attention_by_hand.html")
     v.wait_for_mathjax()
     text = v.page.locator("article").inner_text()
     for number in ["13.30", "12.69", "0.670", "0.6698", "6.6976"]:
@@ -156,12 +287,10 @@ def test_lesson_renders_numbers_and_heatmap(visit):
     for i in range(images.count()):
         width = images.nth(i).evaluate("img => img.complete ? img.naturalWidth : 0")
         assert width > 100, f"image {i} on the lesson page did not load"
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    v.page.screenshot(path=str(SCREENSHOT), full_page=True)
 
 
 def test_exercise_has_colab_launch_link(visit):
-    v = visit(PAGES["exercise"])
+    v = visit("chapters/02_dot_product_attention.html")
     colab = v.page.locator("a[href^='https://colab.research.google.com/github/']")
-    assert colab.count() >= 1, "no Open in Colab link on the exercise page"
-    assert colab.first.get_attribute("href").endswith("chapters/02_dot_product_attention.ipynb")
+    assert colab.count() == 1, "no Open in Colab link on the exercise page"
+    assert colab.first.get_attribute("href") == COLAB_PREFIX + "chapters/02_dot_product_attention.ipynb"

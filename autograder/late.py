@@ -1,0 +1,122 @@
+"""Late work: when each submission was handed in, how late it is, and the penalty.
+
+    grade SUBMISSIONS --deadline 2026-12-01T23:59 --late-policy "10%/day, max 3 days"
+
+A policy is "<P>%/day, max <N> days": every started day after the deadline costs P% of
+the score, and a submission more than N days late gets no points (penalty 100%). Without
+`--late-policy` the course's `config.LATE_POLICY` applies. The raw score is never changed:
+the result record and the export keep it, next to `late_days`, `penalty` and `final_score`.
+
+Where a submission's time comes from, first found wins:
+1. `--timestamps CSV`, the LMS's export of submission times: columns `student`,
+   `submitted_at` (ISO 8601), optionally `notebook`;
+2. the submission time recorded the last time this same file (same SHA-256) was graded:
+   grading again, even long after the deadline and without the CSV, gives the same penalty;
+3. the file's modification time, with a warning (a copy or an unzip may have changed it).
+Canvas marks a late file with `LATE` in its name: when a student's folder has such a file
+and the time found says "on time", a warning says so (the time wins; check it by hand).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+_POLICY = re.compile(r"^\s*(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:/|per)\s*day\s*(?:,\s*max(?:imum)?\s*(?P<max>\d+)\s*days?)?\s*$", re.IGNORECASE)
+DAY_S = 86_400
+
+
+@dataclass(frozen=True)
+class Policy:
+    per_day: float  # fraction of the score lost per started day late
+    max_days: int | None  # later than this: no points; None: no limit
+    text: str = ""
+
+    def penalty(self, late_days: int) -> float:
+        if late_days <= 0:
+            return 0.0
+        if self.max_days is not None and late_days > self.max_days:
+            return 1.0
+        return min(1.0, round(self.per_day * late_days, 6))
+
+
+def parse_policy(text: str) -> Policy:
+    match = _POLICY.match(text or "")
+    if not match:
+        raise ValueError(f"late policy {text!r} not understood: write it as '10%/day, max 3 days'")
+    return Policy(float(match["pct"]) / 100, int(match["max"]) if match["max"] else None, text.strip())
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time; without a zone it is this machine's local time."""
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return value if value.tzinfo else value.astimezone()
+
+
+def late_days(submitted: datetime, deadline: datetime) -> int:
+    """Started days after the deadline (1 second late is 1 day late); 0 when on time."""
+    seconds = (submitted - deadline).total_seconds()
+    return 0 if seconds <= 0 else math.ceil(seconds / DAY_S)
+
+
+def final_score(score: float, penalty: float) -> float:
+    return round(score * (1 - penalty), 4)
+
+
+def read_timestamps(path: Path) -> dict[tuple[str, str | None], datetime]:
+    """{(student, notebook or None): time} from a CSV with student, submitted_at[, notebook]."""
+    out = {}
+    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"student", "submitted_at"} - set(reader.fieldnames or [])
+        if missing:
+            raise ValueError(f"{path}: needs the columns student and submitted_at (missing {', '.join(sorted(missing))})")
+        for row in reader:
+            if not (row.get("student") or "").strip() or not (row.get("submitted_at") or "").strip():
+                continue
+            out[(row["student"].strip(), (row.get("notebook") or "").strip() or None)] = parse_time(row["submitted_at"])
+    return out
+
+
+@dataclass
+class Lateness:
+    deadline: datetime
+    policy: Policy
+    timestamps: dict[tuple[str, str | None], datetime] | None = None
+
+    def submission_time(self, student: str, notebook: str, path: Path | None, previous: dict | None) -> tuple[datetime | None, str, str]:
+        """(time, where it came from, a warning or "")."""
+        if self.timestamps is not None:
+            for key in ((student, notebook), (student, None)):
+                if key in self.timestamps:
+                    return self.timestamps[key], "timestamps CSV", ""
+        if previous and previous.get("submitted_at"):
+            return parse_time(previous["submitted_at"]), previous.get("source", "") or "earlier grading", ""
+        if path is not None and Path(path).exists():
+            when = datetime.fromtimestamp(Path(path).stat().st_mtime, tz=timezone.utc).astimezone()
+            return when, "file modification time", (
+                f"warning: {student}/{notebook}: no submission time given (--timestamps); using the file's modification time {when.isoformat(timespec='seconds')}")
+        return None, "", f"warning: {student}/{notebook}: no submission time found; not counted late"
+
+    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: dict | None = None) -> tuple[dict, list[str]]:
+        """The `late` record of one result, and any warnings."""
+        when, source, warning = self.submission_time(student, notebook, path, previous)
+        warnings = [warning] if warning else []
+        days = late_days(when, self.deadline) if when else 0
+        penalty = self.policy.penalty(days)
+        if path is not None and days == 0 and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file()):
+            warnings.append(f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; check it")
+        record = {
+            "submitted_at": when.isoformat(timespec="seconds") if when else "",
+            "source": source,
+            "deadline": self.deadline.isoformat(timespec="seconds"),
+            "policy": self.policy.text,
+            "late_days": days,
+            "penalty": penalty,
+            "final_score": final_score(score, penalty),
+        }
+        return record, warnings

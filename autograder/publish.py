@@ -1,0 +1,579 @@
+"""Write the public release: the repository students clone, open on Colab and build the site from.
+
+    python -m autograder publish [--out DIR]      # make publish: DIR defaults to _publish/
+
+This course repository holds the solutions and hidden tests (`solutions/`), the catalogues of
+implementations (`tests/`) and the grader; none of that may reach students. The public release
+is a separate repository (its URL is `repository.url` in `_config.yml`, the one setting the site's
+repository and Colab buttons use). `publish` writes its whole tree:
+
+- the book: `_config.yml`, `_toc.yml` and `intro.md` (without the pages and paragraphs for
+  instructors, see below), every page `_toc.yml` lists (lessons `.md`, student notebooks `.ipynb`)
+  and the images beside them, `_ext/` (the book's Sphinx extensions) and `tools/vendor_mathjax.py`;
+- `course/`, the course's reference code, when a lesson imports it (`release` already refuses a
+  line of it that repeats a solution line);
+- `lessons/NN_name.ipynb`: every lesson converted to a notebook (the Colab button of a lesson page
+  opens it), with a first code cell that lets it run outside the book's build (`SETUP_*` below) and
+  its MyST roles and directives turned into plain Markdown (`notebook_markdown`);
+- a README for students, a Makefile that builds the site, `requirements.txt` (pins taken from
+  `pyproject.toml`), `.gitignore`, from the templates in `tools/public/`.
+
+What is for instructors only: the pages named in `course_private_pages` (`_config.yml`, the grading
+guide: it runs the grader at build time) are left out together with their `_toc.yml` entries, and
+in the Markdown pages the lines between `% BEGIN PRIVATE` and `% END PRIVATE` are dropped while a
+line `% PUBLIC: text` becomes `text` (both are MyST comments, invisible on the course's own site).
+
+Before writing anything, `publish` refuses to go on if the student notebooks are out of date with
+`solutions/` (`release --check`), and after writing it refuses a tree that contains an nbgrader
+solution or hidden-test marker or names a private page (the tests go further: no line of a solution
+region or of a hidden test may appear in the tree or the built site).
+
+DIR is emptied first (a `.git` folder is kept, so DIR may be a clone of the public repository),
+but only if it is empty or was written by `publish` before (it holds `PUBLISHED_MARKER`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import yaml
+from nbformat import NotebookNode
+
+from autograder import config
+from autograder.release import (
+    HIDDEN_BEGIN,
+    SOLUTION_BEGIN,
+    SourceError,
+    release,
+)
+
+PUBLISHED_MARKER = ".published-by-autograder"
+MARKER_TEXT = (
+    "This tree was written by `python -m autograder publish` from the course repository.\n"
+    "Do not edit it here: change the course repository and publish again.\n"
+)
+PRIVATE_BEGIN = "% BEGIN PRIVATE"
+PRIVATE_END = "% END PRIVATE"
+PUBLIC_LINE = "% PUBLIC:"
+# Files beside the pages that the book may display.
+ASSET_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg"}
+# Distributions of pyproject.toml's dependencies that the public release needs: the exercises
+# and lessons (torch, numpy, matplotlib) and the book (jupyter-book, ipykernel runs the lessons).
+PUBLIC_REQUIREMENTS = ("torch", "numpy", "matplotlib", "ipykernel", "jupyter-book")
+# Copied as they are (besides the pages, _ext/ and course/).
+TOOLS = ("tools/vendor_mathjax.py",)
+
+
+class PublishError(ValueError):
+    """The course repository cannot be published as it is (the message says why and what to do)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What `_config.yml` says about the public release."""
+
+    title: str
+    repository_url: str
+    branch: str
+    path_to_book: str
+    lesson_dir: str
+    private_pages: frozenset[str]
+
+    @property
+    def github(self) -> tuple[str, str]:
+        match = re.match(r"https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", self.repository_url)
+        if not match:
+            raise PublishError(f"repository.url in _config.yml must be a GitHub repository URL (Colab opens GitHub), not {self.repository_url!r}")
+        return match.group(1), match.group(2)
+
+    def repo_path(self, relative: str) -> str:
+        prefix = self.path_to_book.strip("/")
+        return f"{prefix}/{relative}" if prefix else relative
+
+    def colab_url(self, relative: str) -> str:
+        org, repo = self.github
+        return f"https://colab.research.google.com/github/{org}/{repo}/blob/{self.branch}/{self.repo_path(relative)}"
+
+    def raw_url(self, relative: str) -> str:
+        org, repo = self.github
+        return f"https://raw.githubusercontent.com/{org}/{repo}/{self.branch}/{self.repo_path(relative)}"
+
+
+def read_settings(root: Path = config.REPO_ROOT) -> Settings:
+    book = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    repository = book.get("repository") or {}
+    sphinx_config = (book.get("sphinx") or {}).get("config") or {}
+    return Settings(
+        title=book.get("title", ""),
+        repository_url=repository.get("url", ""),
+        branch=repository.get("branch", "main"),
+        path_to_book=repository.get("path_to_book", "") or "",
+        lesson_dir=sphinx_config.get("course_lesson_notebooks", "lessons"),
+        private_pages=frozenset(sphinx_config.get("course_private_pages", [])),
+    )
+
+
+# --- the table of contents ---------------------------------------------------------------
+
+
+def toc_files(toc: dict) -> list[str]:
+    """Every docname the table of contents lists, root first, in reading order."""
+    found = [toc["root"]]
+
+    def walk(entries: list) -> None:
+        for entry in entries or []:
+            if "file" in entry:
+                found.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+            for part in entry.get("parts") or []:
+                walk(part.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts") or []:
+        walk(part.get("chapters"))
+        walk(part.get("sections"))
+    return found
+
+
+def public_toc(toc: dict, private: frozenset[str]) -> dict:
+    """The table of contents without the private pages (and without a part left empty)."""
+
+    def prune(entries: list | None) -> list:
+        kept = []
+        for entry in entries or []:
+            if entry.get("file") in private:
+                continue
+            entry = dict(entry)
+            for key in ("sections", "chapters"):
+                if key in entry:
+                    entry[key] = prune(entry[key])
+                    if not entry[key]:
+                        del entry[key]
+            kept.append(entry)
+        return kept
+
+    toc = dict(toc)
+    if toc.get("root") in private:
+        raise PublishError(f"the book's root page {toc['root']!r} is private: the public release needs a first page")
+    if "chapters" in toc:
+        toc["chapters"] = prune(toc["chapters"])
+    if "parts" in toc:
+        parts = []
+        for part in toc["parts"]:
+            part = dict(part)
+            part["chapters"] = prune(part.get("chapters"))
+            if part["chapters"]:
+                parts.append(part)
+        toc["parts"] = parts
+    return toc
+
+
+def page_source(root: Path, docname: str) -> Path:
+    """The source file of a docname (the toc gives it without a suffix)."""
+    candidates = [root / f"{docname}{suffix}" for suffix in (".md", ".ipynb")]
+    if Path(docname).suffix in (".md", ".ipynb"):
+        candidates.insert(0, root / docname)
+    found = [c for c in candidates if c.is_file()]
+    if not found:
+        raise PublishError(f"_toc.yml lists {docname!r} but there is no {docname}.md or {docname}.ipynb")
+    return found[0]
+
+
+# --- pages -------------------------------------------------------------------------------
+
+
+def public_markdown(text: str) -> str:
+    """A Markdown page with its private blocks dropped and its `% PUBLIC:` lines made visible."""
+    out, inside = [], False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(PRIVATE_BEGIN):
+            if inside:
+                raise PublishError(f"nested {PRIVATE_BEGIN!r}")
+            inside = True
+        elif stripped.startswith(PRIVATE_END):
+            if not inside:
+                raise PublishError(f"{PRIVATE_END!r} without {PRIVATE_BEGIN!r}")
+            inside = False
+        elif inside:
+            continue
+        elif stripped.startswith(PUBLIC_LINE):
+            out.append(line.split(PUBLIC_LINE, 1)[1].lstrip(" "))
+        else:
+            out.append(line)
+    if inside:
+        raise PublishError(f"{PRIVATE_BEGIN!r} without {PRIVATE_END!r}")
+    return "".join(out)
+
+
+def is_text_notebook(text: str) -> bool:
+    """A MyST Markdown notebook (executed by the book) rather than a plain Markdown page."""
+    match = re.match(r"^---\n(.*?)\n---\n", text, re.DOTALL)
+    if not match:
+        return False
+    front = yaml.safe_load(match.group(1)) or {}
+    return "kernelspec" in front or "jupytext" in front
+
+
+# The first code cell of a lesson notebook that needs it: the book's build gives the lessons two
+# things that Colab (and a Jupyter without the book's packages) does not have.
+SETUP_CELL_HEAD = """\
+# Setup, added to the website's lesson so that it runs here too (on Colab, or in Jupyter).
+import sys
+import types
+from pathlib import Path
+"""
+SETUP_GLUE = """
+# On the website, myst_nb's `glue` hands numbers computed here to the text; here it keeps them in `glued`.
+from IPython.display import display as _display
+
+glued = {}
+
+
+def _glue(name, value, display=True):
+    glued[name] = value
+    if display:
+        _display(value)
+
+
+sys.modules["myst_nb"] = types.ModuleType("myst_nb")
+sys.modules["myst_nb"].glue = _glue
+"""
+SETUP_COURSE = """
+try:  # the course's reference code, course/provided.py
+    import course.provided  # noqa: F401
+except ImportError:
+    if not (Path.cwd().parent / "course" / "provided.py").is_file():  # in a clone, the lesson finds it there
+        # On Colab: fetch it from the course's public repository.
+        import urllib.request
+
+        Path("course").mkdir(exist_ok=True)
+        urllib.request.urlretrieve("{url}", "course/provided.py")
+"""
+# Tag of the code cells that a lesson notebook has and its page does not (set-up, glued displays).
+ADDED_TAG = "notebook-only"
+GLUE_NOTE = (
+    "> This is the lesson page of the course website as a notebook, to run its code and change it: run the cells "
+    "in order from the top. Where the website shows a number computed by the code, the text here shows its name in "
+    "code font, such as `{example}`; after running the notebook, `glued[\"{example}\"]` holds it."
+)
+_GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`:]+)(?::[^`]*)?`")
+_DOC_ROLE = re.compile(r"\{doc\}`([^`]+)`")
+_REF_ROLE = re.compile(r"\{ref\}`([^`]+)`")
+_LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.MULTILINE)
+# ```{glue:figure} name / ```{glue:md} name / ```{glue} name, with options and a caption
+_GLUE_DIRECTIVE = re.compile(
+    r"^```\{glue(?::(\w+))?\}[ \t]*(\S+)[ \t]*\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n?```[ \t]*$", re.MULTILINE | re.DOTALL
+)
+_ADMONITION = re.compile(r"^```\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _imports(code: str, module: str) -> bool:
+    return re.search(rf"^\s*(from|import)\s+{re.escape(module)}\b", code, re.MULTILINE) is not None
+
+
+def _labels(text: str) -> dict[str, str]:
+    """MyST targets `(label)=` -> the heading that follows each."""
+    found = {}
+    for match in _LABEL.finditer(text):
+        heading = re.search(r"^#+\s+(.+?)\s*$", text[match.end():], re.MULTILINE)
+        found[match.group(1)] = heading.group(1) if heading else match.group(1)
+    return found
+
+
+def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str], folder: str) -> str:
+    """A lesson's MyST Markdown as plain notebook Markdown (what Colab and Jupyter render).
+
+    Glued numbers become their names in code font, cross-references the referenced page's or
+    section's title in italics, admonitions block quotes; MyST comments and targets are dropped.
+    """
+
+    def doc(match: re.Match) -> str:
+        target = match.group(1)
+        explicit = re.match(r"(.*?)\s*<([^>]+)>$", target)
+        if explicit:
+            return f"*{explicit.group(1)}*"
+        docname = target.lstrip("/") if target.startswith("/") else f"{folder}/{target}".lstrip("/")
+        return f"*{titles.get(docname, target)}*"
+
+    def admonition(match: re.Match) -> str:
+        body = "\n".join(f"> {line}" if line else ">" for line in match.group(3).splitlines())
+        return f"> **{match.group(1).strip()}**\n>\n{body}"
+
+    text = _ADMONITION.sub(admonition, text)
+    text = _GLUE_ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+    text = _DOC_ROLE.sub(doc, text)
+    text = _REF_ROLE.sub(lambda m: f"*{labels.get(m.group(1), m.group(1))}*", text)
+    lines = [line for line in text.splitlines() if not line.startswith("%") and not _LABEL.match(line)]
+    return "\n".join(lines).strip("\n")
+
+
+def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "") -> NotebookNode:
+    """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    text = public_markdown(md_path.read_text(encoding="utf-8"))
+    nb = read_myst_markdown_notebook(text, path=md_path)
+    labels = _labels(text)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    uses_glue = _imports(code, "myst_nb")
+    if uses_glue:
+        other = set(re.findall(r"^\s*from\s+myst_nb\S*\s+import\s+(.+)$", code, re.MULTILINE)) - {"glue"}
+        if other or re.search(r"^\s*import\s+myst_nb", code, re.MULTILINE):
+            raise PublishError(f"{md_path.name}: a lesson may take only `glue` from myst_nb (`from myst_nb import glue`), "
+                               "the one thing its notebook for Colab replaces")
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            cells.append(cell)
+            continue
+        # A glued figure or table is shown where the website shows it: a code cell displays it.
+        start = 0
+        pieces: list[NotebookNode] = []
+        for match in _GLUE_DIRECTIVE.finditer(cell.source):
+            pieces.append(nbformat.v4.new_markdown_cell(cell.source[start:match.start()]))
+            shown = nbformat.v4.new_code_cell(f'glued["{match.group(2)}"]  # shown here on the website')
+            shown.metadata["tags"] = [ADDED_TAG]
+            pieces.append(shown)
+            if match.group(4).strip():
+                pieces.append(nbformat.v4.new_markdown_cell(f"*{match.group(4).strip()}*"))
+            start = match.end()
+        pieces.append(nbformat.v4.new_markdown_cell(cell.source[start:]))
+        for piece in pieces:
+            if piece.cell_type == "markdown":
+                piece.source = notebook_markdown(piece.source, titles, labels, folder)
+                if not piece.source.strip():
+                    continue
+            cells.append(piece)
+    setup = SETUP_CELL_HEAD
+    if uses_glue:
+        setup += SETUP_GLUE
+    if _imports(code, "course"):
+        setup += SETUP_COURSE.replace("{url}", settings.raw_url("course/provided.py"))
+    at = 1 if cells and cells[0].cell_type == "markdown" else 0  # after the title
+    if uses_glue:
+        example = _GLUE_ROLE.search(text)
+        if example:
+            cells.insert(at, nbformat.v4.new_markdown_cell(GLUE_NOTE.replace("{example}", example.group(1))))
+            at += 1
+    if setup != SETUP_CELL_HEAD:
+        cell = nbformat.v4.new_code_cell(setup.rstrip("\n"))
+        cell.metadata["tags"] = [ADDED_TAG]
+        cells.insert(at, cell)
+    nb.cells = cells
+    nb.metadata.pop("jupytext", None)
+    nb.metadata.setdefault("language_info", {"name": "python"})
+    for index, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{index}"  # stable ids: publishing twice writes the same bytes
+    return nb
+
+
+def lesson_notebook_path(docname: str, settings: Settings) -> str:
+    """Same rule as _ext/course_site.py: <course_lesson_notebooks>/<page name>.ipynb."""
+    return f"{settings.lesson_dir.strip('/')}/{docname.rsplit('/', 1)[-1]}.ipynb"
+
+
+def page_title(path: Path) -> str:
+    """The first level-1 heading of a page (Markdown or notebook)."""
+    if path.suffix == ".ipynb":
+        text = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "markdown")
+    else:  # without its code cells, whose comments also start with "# "
+        text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+    match = re.search(r"^# +(.+?)\s*$", text, re.MULTILINE)
+    return match.group(1) if match else path.stem
+
+
+# --- the tree ----------------------------------------------------------------------------
+
+
+def requirements(root: Path = config.REPO_ROOT) -> str:
+    """requirements.txt of the public release: pyproject.toml's pins for what it needs."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the copy pip carries
+        from pip._vendor import tomli as tomllib
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = {}
+    for spec in project["dependencies"]:
+        name = re.match(r"[A-Za-z0-9_.-]+", spec).group(0)
+        pins[name.lower()] = spec
+    missing = [name for name in PUBLIC_REQUIREMENTS if name not in pins]
+    if missing:
+        raise PublishError(f"pyproject.toml has no dependency {', '.join(missing)}")
+    lines = ["# Written by `autograder publish` from the course repository's pyproject.toml."]
+    return "\n".join(lines + [pins[name] for name in PUBLIC_REQUIREMENTS]) + "\n"
+
+
+def _prepare(out: Path) -> None:
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise PublishError(f"{out} exists and is not a folder")
+    if out.exists():
+        entries = [p for p in out.iterdir() if p.name != ".git"]
+        if entries and not (out / PUBLISHED_MARKER).is_file():
+            raise PublishError(
+                f"{out} is not empty and was not written by `autograder publish` (no {PUBLISHED_MARKER}); "
+                "choose an empty folder or a clone of the public repository"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+class _Tree:
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.written: list[str] = []
+
+    def write(self, relative: str, text: str | bytes) -> None:
+        target = self.out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            target.write_bytes(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+        self.written.append(relative)
+
+    def copy(self, root: Path, relative: str) -> None:
+        self.write(relative, (root / relative).read_bytes())
+
+
+def _header(comment: str, text: str) -> str:
+    return f"{comment} Copied by `autograder publish` from the course repository: edit it there.\n{text}"
+
+
+def _check_tree(out: Path, private: frozenset[str]) -> None:
+    """Refuse a tree with nbgrader's solution or hidden-test markers, or a reference to a private page."""
+    problems = []
+    for path in sorted(out.rglob("*")):
+        if not path.is_file() or ".git" in path.relative_to(out).parts:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for marker in (SOLUTION_BEGIN, HIDDEN_BEGIN):
+            if marker in text:
+                problems.append(f"{path.relative_to(out)} contains {marker!r}")
+        if path.suffix in (".md", ".ipynb") or path.name == "_toc.yml":
+            for page in private:
+                if re.search(rf"(?<![\w/-]){re.escape(page)}(?![\w-])", text):
+                    problems.append(f"{path.relative_to(out)} names the private page {page!r} (wrap it in {PRIVATE_BEGIN} / {PRIVATE_END})")
+    if problems:
+        raise PublishError("the public release would contain what students must not get:\n" + "\n".join(problems))
+
+
+def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True) -> list[str]:
+    """Write the public release into `out`; return the paths written (relative to `out`)."""
+    root = Path(root)
+    if check_release:
+        try:
+            stale = release(check=True)
+        except SourceError as exc:
+            raise PublishError(f"solutions/ has problems:\n{exc}") from exc
+        if stale:
+            names = ", ".join(str(Path(p).relative_to(root)) if Path(p).is_relative_to(root) else str(p) for p in stale)
+            raise PublishError(f"the student notebooks are out of date with solutions/ ({names}): run `make release` first")
+    settings = read_settings(root)
+    settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    docnames = [d for d in toc_files(toc) if d not in settings.private_pages]
+    templates = config.PUBLIC_TEMPLATES_DIR
+
+    _prepare(out)
+    tree = _Tree(out)
+    tree.write(PUBLISHED_MARKER, MARKER_TEXT)
+    tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
+    toc_text = yaml.safe_dump(public_toc(toc, settings.private_pages), sort_keys=False, allow_unicode=True)
+    tree.write("_toc.yml", "# Written by `autograder publish` from the course repository's _toc.yml "
+                           "(without its pages for instructors).\n" + toc_text)
+
+    titles = {d: page_title(page_source(root, d)) for d in docnames}
+    chapters, uses_course = [], False
+    for docname in docnames:
+        source = page_source(root, docname)
+        relative = source.relative_to(root).as_posix()
+        if source.suffix == ".ipynb":
+            tree.copy(root, relative)
+            chapters.append((docname, source, None))
+            continue
+        text = source.read_text(encoding="utf-8")
+        tree.write(relative, public_markdown(text))
+        lesson = None
+        if is_text_notebook(text):
+            folder = Path(docname).parent.as_posix()
+            nb = lesson_notebook(source, settings, titles, "" if folder == "." else folder)
+            lesson = lesson_notebook_path(docname, settings)
+            if lesson in tree.written:
+                raise PublishError(f"two pages would both write {lesson}: rename one")
+            tree.write(lesson, nbformat.writes(nb) + "\n")
+            uses_course = uses_course or _imports("\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course")
+        chapters.append((docname, source, lesson))
+        for asset in sorted(source.parent.iterdir()):
+            rel = asset.relative_to(root).as_posix()
+            if asset.is_file() and asset.suffix.lower() in ASSET_SUFFIXES and rel not in tree.written:
+                tree.copy(root, rel)
+
+    for path in sorted((root / "_ext").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            tree.copy(root, path.relative_to(root).as_posix())
+    if uses_course:
+        for path in sorted((root / "course").glob("*.py")):
+            tree.copy(root, path.relative_to(root).as_posix())
+    for relative in TOOLS:
+        tree.copy(root, relative)
+
+    tree.write("requirements.txt", requirements(root))
+    tree.write("Makefile", (templates / "Makefile").read_text(encoding="utf-8"))
+    tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
+    tree.write("README.md", student_readme(root, settings, chapters, uses_course))
+    _check_tree(Path(out), settings.private_pages)
+    return sorted(tree.written)
+
+
+def student_readme(root: Path, settings: Settings, chapters: list[tuple[str, Path, str | None]], uses_course: bool) -> str:
+    """README.md of the public release, from tools/public/README.md."""
+    rows = ["| page | open in Colab |", "|---|---|"]
+    for docname, source, lesson in chapters:
+        if docname == "intro":
+            continue
+        if source.suffix == ".ipynb":
+            path = source.relative_to(root).as_posix()
+            rows.append(f"| exercise: `{path}`, {page_title(source)} | [open `{path}`]({settings.colab_url(path)}) |")
+        else:
+            path = source.relative_to(root).as_posix()
+            colab = f"[open `{lesson}`]({settings.colab_url(lesson)})" if lesson else "—"
+            rows.append(f"| lesson: `{path}`, {page_title(source)} | {colab} |")
+    layout = [
+        "| path | what |", "|---|---|",
+        "| `intro.md`, `chapters/*.md` | the lessons: the pages of the course website (MyST Markdown notebooks, run when the site is built) |",
+        "| `chapters/*.ipynb` | the exercise notebooks: fill them in and submit them |",
+        f"| `{settings.lesson_dir}/*.ipynb` | each lesson as a notebook, to run and change its code (on Colab or locally) |",
+    ]
+    if uses_course:
+        layout.append("| `course/provided.py` | the course's reference code, used by later lessons and given to later exercises |")
+    layout += [
+        "| `_config.yml`, `_toc.yml`, `_ext/` | the website's settings, table of contents and Sphinx extensions |",
+        "| `tools/vendor_mathjax.py` | downloads MathJax once, so the website renders math offline |",
+        "| `Makefile`, `requirements.txt` | `make book` builds the website into `_build/html` |",
+    ]
+    text = (config.PUBLIC_TEMPLATES_DIR / "README.md").read_text(encoding="utf-8")
+    replacements = {
+        "{{title}}": settings.title,
+        "{{repository_url}}": settings.repository_url,
+        "{{repository_name}}": settings.github[1],
+        "{{chapters}}": "\n".join(rows),
+        "{{layout}}": "\n".join(layout),
+        "{{lesson_dir}}": settings.lesson_dir,
+    }
+    for key, value in replacements.items():
+        text = text.replace(key, value)
+    leftover = re.findall(r"\{\{\w+\}\}", text)
+    if leftover:
+        raise PublishError(f"tools/public/README.md: unknown placeholders {leftover}")
+    return text

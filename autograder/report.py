@@ -1,0 +1,300 @@
+"""The class report: one static HTML page per graded notebook, for the instructor.
+
+Built from the work dir only (result records and executed notebooks), never by grading
+again. Each page is one file that works offline: plots are PNGs (matplotlib, Agg) inlined
+as data: URLs, the style is inline, there is no script and nothing is fetched.
+
+What a page shows: the score distribution, the pass rate of every graded cell (hardest
+first), the most frequent failure messages of each cell with their counts, each linking
+to the answer code of one student who failed that way (anonymised: "student A"), the
+submissions that could not be graded normally and the repairs the grader made, late
+submissions and their penalty, pairs of unusually similar answers, and the result of the
+last `grade --verify`. Failure messages and answer code come from running or reading
+student code: any line of hidden test source in them is redacted, as in the feedback.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from autograder import config
+from autograder.execute import Result
+from autograder.gradebook import atomic_write, executed_path, load_results
+from autograder.notebooks import max_points, read, source_notebook
+from autograder.feedback import MAX_MESSAGE_CHARS
+from autograder.release import secret_lines
+
+TOP_MESSAGES = 5  # failure messages listed per cell
+TOP_PAIRS = 10  # similar pairs listed per notebook
+NOT_RUN = "did not run: the submission could not be run to this test (reasons below)"
+VERIFY_FILE = "verify.json"  # written by `grade --verify` in the work dir
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; } td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.9em; margin: 0; }
+.side { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
+.note { color: #555; font-size: 0.95em; } .flag { color: #a40000; font-weight: bold; }
+img { max-width: 100%; height: auto; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def redact(text: str, hidden: set[str]) -> str:
+    """Every line of hidden test source in `text` replaced (longest first, like the feedback)."""
+    for line in sorted(hidden, key=len, reverse=True):
+        text = text.replace(line, "[hidden test line]")
+    return text
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _plots(results: list[Result], rates: list[tuple[str, float]]) -> tuple[str, str]:
+    """(histogram, pass-rate bar chart) as data: URLs."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    from matplotlib.figure import Figure  # no pyplot: no global state, no GUI
+
+    max_score = max((r.max_score for r in results), default=1) or 1
+    fig = Figure(figsize=(6, 3))
+    ax = fig.subplots()
+    scores = [r.score for r in results]
+    bins = min(20, int(max_score) + 1) if max_score == int(max_score) else 20
+    ax.hist(scores, bins=bins, range=(0, max_score), color="#4a78b5", edgecolor="white")
+    ax.set_xlabel(f"score (of {max_score:g})")
+    ax.set_ylabel("submissions")
+    ax.set_title(f"Score distribution ({len(results)} submissions)")
+    histogram = _png(fig)
+
+    fig = Figure(figsize=(6, 0.8 + 0.35 * max(1, len(rates))))
+    ax = fig.subplots()
+    names = [name for name, _ in rates][::-1]  # hardest at the top
+    values = [100 * rate for _, rate in rates][::-1]
+    ax.barh(names, values, color=["#c0504d" if v < 50 else "#4a78b5" for v in values])
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of submissions passing")
+    ax.set_title("Pass rate per graded cell (hardest first)")
+    bars = _png(fig)
+    return histogram, bars
+
+
+def _anonymiser():
+    names: dict[str, str] = {}
+
+    def label(student: str) -> str:
+        if student not in names:
+            n = len(names)
+            letters = ""
+            while True:
+                letters = chr(ord("A") + n % 26) + letters
+                n = n // 26 - 1
+                if n < 0:
+                    break
+            names[student] = f"student {letters}"
+        return names[student]
+
+    return label
+
+
+def _answer_code(workdir: Path, student: str, notebook: str, hidden: set[str]) -> str:
+    from autograder.similarity import answer_cells
+
+    path = executed_path(workdir, student, notebook)
+    if not path.exists():
+        return "(no executed notebook: the submission could not run)"
+    try:
+        cells = answer_cells(read(path))
+    except Exception:  # noqa: BLE001
+        return "(the executed notebook could not be read)"
+    return redact("\n\n".join(f"# --- answer cell {gid}\n{src}" for gid, src in cells.items()), hidden)
+
+
+def _late_section(results: list[Result]) -> str:
+    late = [r for r in results if getattr(r, "late", None) and r.late.get("late_days", 0) > 0]
+    with_deadline = [r for r in results if getattr(r, "late", None) and r.late.get("deadline")]
+    if not with_deadline:
+        return "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): lateness not checked.</p>"
+    first = with_deadline[0].late
+    out = [f"<p>Deadline {_e(first.get('deadline'))}, policy <code>{_e(first.get('policy'))}</code>: "
+           f"{len(late)} of {len(with_deadline)} submission(s) late.</p>"]
+    if late:
+        out.append("<table><tr><th>student</th><th>submitted</th><th>time from</th><th>late days</th><th>penalty</th>"
+                   "<th>raw score</th><th>final score</th></tr>")
+        for r in sorted(late, key=lambda r: (-r.late["late_days"], r.student)):
+            out.append(f"<tr><td>{_e(r.student)}</td><td>{_e(r.late.get('submitted_at'))}</td><td>{_e(r.late.get('source'))}</td>"
+                       f"<td class='num'>{r.late['late_days']}</td><td class='num'>{100 * r.late.get('penalty', 0):g}%</td>"
+                       f"<td class='num'>{r.score:g}</td><td class='num'>{r.late.get('final_score', r.score):g}</td></tr>")
+        out.append("</table>")
+    return "\n".join(out)
+
+
+def _verify_section(workdir: Path, notebook: str) -> str:
+    path = Path(workdir) / VERIFY_FILE
+    if not path.exists():
+        return "<p class='note'>Not checked: <code>grade --verify FRACTION</code> grades a sample again and lists here any per-cell difference.</p>"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    checked = [c for c in data.get("checked", []) if c["notebook"] == notebook]
+    differ = [c for c in checked if c["differences"]]
+    out = [f"<p>Last run {_e(data.get('when', ''))}: {len(checked)} submission(s) graded again in a fresh sandbox "
+           f"(sample fraction {data.get('fraction')}, seed {data.get('seed')}); "
+           + (f"<span class='flag'>{len(differ)} with different per-cell points</span>" if differ else "all identical") + ".</p>"]
+    if differ:
+        out.append("<table><tr><th>student</th><th>cell</th><th>first run</th><th>second run</th></tr>")
+        for c in differ:
+            for d in c["differences"]:
+                out.append(f"<tr><td>{_e(c['student'])}</td><td>{_e(d['cell'])}</td><td class='num'>{d['first']:g}</td><td class='num'>{d['second']:g}</td></tr>")
+        out.append("</table>")
+    return "\n".join(out)
+
+
+def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solutions_dir: Path | None) -> str:
+    from autograder import similarity
+
+    pairs, answers = similarity.class_pairs(workdir, notebook, solutions_dir)
+    top = pairs[:TOP_PAIRS]
+    out = [f"<p class='note'>Answer cells compared after normalisation (names, comments, docstrings and released starter code "
+           f"ignored; code that more than {similarity.COMMON_FRACTION:.0%} of the class shares is not evidence). A score is the "
+           f"share of distinctive fingerprints two students have in common. Pairs at {similarity.FLAG_SCORE:g} or above are "
+           "marked for review: a reason to read both answers, never a verdict.</p>"]
+    if not top:
+        out.append("<p>No pair to compare.</p>")
+        return "\n".join(out)
+    out.append("<table><tr><th>score</th><th>students</th><th>per answer cell</th><th></th></tr>")
+    for i, p in enumerate(top):
+        mark = " <span class='flag'>review</span>" if p.flagged else ""
+        cells = ", ".join(f"{c}: {s:g}" for c, s in p.cells.items())
+        out.append(f"<tr><td class='num'>{p.score:.2f}{mark}</td><td>{_e(p.a)} &amp; {_e(p.b)}</td><td>{_e(cells)}</td>"
+                   f"<td><a href='#pair-{i}'>side by side</a></td></tr>")
+    out.append("</table>")
+    for i, p in enumerate(top):
+        if not p.flagged and i >= 3:
+            continue
+        sides = []
+        for student in (p.a, p.b):
+            code = "\n\n".join(f"# --- {gid}\n{src}" for gid, src in answers.get(student, {}).items())
+            sides.append(f"<div><b>{_e(student)}</b><pre>{_e(redact(code, hidden))}</pre></div>")
+        out.append(f"<h3 id='pair-{i}'>{_e(p.a)} &amp; {_e(p.b)}: {p.score:.2f}</h3><div class='side'>{''.join(sides)}</div>")
+    return "\n".join(out)
+
+
+def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions_dir: Path | None = None) -> str:
+    source = read(source_notebook(notebook, solutions_dir))
+    hidden = secret_lines(source)
+    order = list(max_points(source))
+    graded = [r for r in results if not r.internal_error]
+    cell_ids = order + sorted({c.grade_id for r in graded for c in r.cells} - set(order))
+    passes = {cid: [0, 0] for cid in cell_ids}
+    failures: dict[str, Counter] = defaultdict(Counter)
+    example: dict[tuple[str, str], str] = {}
+    for r in graded:
+        for c in r.cells:
+            passes[c.grade_id][1] += 1
+            if c.passed:
+                passes[c.grade_id][0] += 1
+            else:
+                if r.reason and c.message == r.reason:  # not run at all: one line for every such cause
+                    message = NOT_RUN
+                else:
+                    message = redact(c.message or "failed", hidden)
+                    message = message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + " [...]"
+                failures[c.grade_id][message] += 1
+                if (c.grade_id, message) not in example and message != NOT_RUN:  # an example whose code ran
+                    example[(c.grade_id, message)] = r.student
+    rates = sorted(((cid, (p / n) if n else 0.0) for cid, (p, n) in passes.items()), key=lambda x: (x[1], cell_ids.index(x[0])))
+    histogram, bars = _plots(graded, rates)
+    anonymous = _anonymiser()
+    total = graded[0].max_score if graded else 0
+    mean = sum(r.score for r in graded) / len(graded) if graded else 0
+    body = [f"<h1>Class report: {_e(notebook)}</h1>",
+            f"<p>{len(graded)} submission(s), mean {mean:.2f} / {total:g}, "
+            f"{sum(1 for r in graded if r.score == r.max_score)} full marks, {sum(1 for r in graded if r.reason)} not graded normally. "
+            f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>",
+            "<h2>Scores</h2>",
+            f"<img id='histogram' alt='score distribution' src='{histogram}'>",
+            f"<img id='pass-rates' alt='pass rate per graded cell' src='{bars}'>",
+            "<h2>Graded cells, hardest first</h2>"]
+    body.append("<table id='failures'><tr><th>cell</th><th>pass rate</th><th>failure message</th><th>students</th><th>example</th></tr>")
+    examples: dict[str, tuple[str, str, list[str]]] = {}  # student -> (anchor, label, what it exemplifies)
+    for cid, rate in rates:
+        passed, n = passes[cid]
+        top = failures[cid].most_common(TOP_MESSAGES)
+        rows = top or [("", 0)]
+        for j, (message, count) in enumerate(rows):
+            first = f"<td rowspan='{len(rows)}'><code>{_e(cid)}</code></td><td rowspan='{len(rows)}' class='num'>{passed}/{n} ({100 * rate:.0f}%)</td>" if j == 0 else ""
+            link = ""
+            if message and (cid, message) in example:
+                student = example[(cid, message)]
+                who = anonymous(student)
+                anchor = "ex-" + who.split()[-1]
+                link = f"<a href='#{anchor}'>{_e(who)}</a>"
+                examples.setdefault(student, (anchor, who, []))[2].append(f"{cid}: {message}")
+            cells = f"<td class='msg'>{_e(message) if message else 'all passed'}</td><td class='num count'>{count if message else ''}</td><td>{link}</td>"
+            body.append(f"<tr data-cell='{_e(cid)}'>{first}{cells}</tr>")
+        if len(failures[cid]) > TOP_MESSAGES:
+            rest = sum(failures[cid].values()) - sum(c for _, c in top)
+            body.append(f"<tr data-cell='{_e(cid)}'><td colspan='2'></td><td class='note'>{len(failures[cid]) - TOP_MESSAGES} other message(s)</td><td class='num count'>{rest}</td><td></td></tr>")
+    body.append("</table>")
+
+    body.append("<h2>Submissions not graded normally</h2>")
+    reasons = [r for r in results if r.reason or r.internal_error]
+    if reasons:
+        body.append("<table id='reasons'><tr><th>student</th><th>score</th><th>reason</th></tr>")
+        for r in reasons:
+            body.append(f"<tr><td>{_e(r.student)}</td><td class='num'>{r.score:g}</td><td>{_e(redact(r.reason or r.internal_error, hidden))}</td></tr>")
+        body.append("</table>")
+    else:
+        body.append("<p>None: every notebook ran to the end.</p>")
+    repaired = [r for r in results if r.repairs]
+    body.append("<h2>Repairs the grader made</h2>")
+    if repaired:
+        body.append("<table id='repairs'><tr><th>student</th><th>repairs</th></tr>")
+        for r in repaired:
+            items = "".join(f"<li>{_e(redact(x, hidden))}</li>" for x in r.repairs)
+            body.append(f"<tr><td>{_e(r.student)}</td><td><ul>{items}</ul></td></tr>")
+        body.append("</table>")
+    else:
+        body.append("<p>None.</p>")
+    body += ["<h2>Late work</h2>", _late_section(results)]
+    body += ["<h2>Similar answers</h2>", _similarity_section(workdir, notebook, hidden, solutions_dir)]
+    body += ["<h2>Grades that repeat</h2>", _verify_section(workdir, notebook)]
+    body += ["<h2>Example answers</h2>", "<p class='note'>Anonymised: the letters are not the order of the gradebook.</p>"]
+    for student, (anchor, who, why) in examples.items():
+        items = "".join(f"<li>{_e(w)}</li>" for w in why)
+        code = _answer_code(workdir, student, notebook, hidden)
+        body.append(f"<h3 id='{anchor}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul><pre>{_e(code)}</pre>")
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
+            f"<title>Class report: {_e(notebook)}</title><style>{_STYLE}</style></head><body>"
+            + "\n".join(body) + "</body></html>")
+
+
+def write_report(out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None) -> list[Path]:
+    """Write out_dir/<notebook>.html for every notebook with results in the work dir."""
+    results = load_results(workdir)
+    if not results:
+        raise FileNotFoundError(f"no results in {Path(workdir) / config.RESULTS_DIR}: run `autograder grade` first")
+    by_notebook: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        by_notebook[r.notebook].append(r)
+    written = []
+    for notebook, rows in sorted(by_notebook.items()):
+        target = Path(out_dir) / f"{notebook}.html"
+        atomic_write(target, notebook_page(notebook, rows, Path(workdir), solutions_dir))
+        written.append(target)
+    return written

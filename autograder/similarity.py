@@ -1,0 +1,217 @@
+"""Pairs of students whose answer cells are unusually similar: for the instructor to review.
+
+Never a verdict: short exercises converge, and two honest students can write the same
+five lines. The report lists the top pairs with their score and the two answers side by
+side; a person decides.
+
+How a score is computed, per notebook:
+1. each answer (solution) cell is parsed with `ast` and normalised: comments and docstrings
+   are gone (they are not in the tree), every name bound in the cell (parameters, local
+   variables, helper functions, loop variables) becomes one placeholder, constants become
+   their type; attribute names and names the cell does not bind (`torch`, `math`,
+   `softmax`) are kept, since they are what the code does;
+2. the normalised token sequence is fingerprinted by winnowing (hashes of k-grams, the
+   minimum of every window of w of them: Schleimer, Wilkerson & Aiken 2003, as in MOSS),
+   each fingerprint tagged with its cell;
+3. fingerprints of the released starter code are dropped, and so are fingerprints that
+   more than `COMMON_FRACTION` of the class share (the reference solution that a third of
+   the class wrote is no evidence of copying between two of them);
+4. the score of a pair is the Jaccard index of their remaining fingerprint sets. Reordering
+   helper functions, renaming variables or adding comments barely changes it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import itertools
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+K_GRAM = 6  # tokens per fingerprinted k-gram
+WINDOW = 4  # winnowing window: any match of K_GRAM + WINDOW - 1 tokens is found
+COMMON_FRACTION = 0.5  # a fingerprint shared by more of the class than this is common code
+MIN_FINGERPRINTS = 6  # smaller answers (an untouched stub) are not compared
+FLAG_SCORE = 0.6  # pairs at or above this are listed as "review"
+
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    score: float
+    shared: int  # fingerprints in common
+    cells: dict[str, float] = field(default_factory=dict)  # per answer cell: its own Jaccard index
+
+    @property
+    def flagged(self) -> bool:
+        return self.score >= FLAG_SCORE
+
+
+class _Normaliser(ast.NodeTransformer):
+    """Bound names -> one placeholder; constants -> their type; docstrings removed."""
+
+    def __init__(self, bound: set[str]):
+        self.bound = bound
+
+    def _strip_docstring(self, node):
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    def generic_visit(self, node):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._strip_docstring(node)
+        return super().generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.bound:
+            return ast.copy_location(ast.Name(id="V", ctx=node.ctx), node)
+        return node
+
+    def visit_arg(self, node):
+        node.arg = "V"
+        node.annotation = None
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.name = "F"
+        node.returns = None
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Constant(self, node):
+        value = node.value
+        placeholder = {str: "S", bytes: "B", bool: value, type(None): None}.get(type(value), 0)
+        return ast.copy_location(ast.Constant(value=placeholder), node)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            pass  # `import torch as t` keeps its meaning: `t` stays a name
+    return names
+
+
+def tokens(source: str) -> list[str]:
+    """The normalised token sequence of one cell ([] when it does not parse: magics, syntax errors)."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return []
+    tree = ast.fix_missing_locations(_Normaliser(_bound_names(tree)).visit(tree))
+    text = ast.unparse(tree)
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
+                continue
+            out.append(tok.string if tok.type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) else tokenize.tok_name[tok.type])
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    return out
+
+
+def _hash(gram: tuple[str, ...]) -> int:
+    return int.from_bytes(hashlib.blake2b("\x00".join(gram).encode(), digest_size=8).digest(), "big")
+
+
+def fingerprints(source: str, k: int = K_GRAM, window: int = WINDOW) -> set[int]:
+    """Winnowed k-gram hashes of one cell's normalised tokens."""
+    toks = tokens(source)
+    hashes = [_hash(tuple(toks[i:i + k])) for i in range(len(toks) - k + 1)]
+    if len(hashes) <= window:
+        return set(hashes)
+    return {min(hashes[i:i + window]) for i in range(len(hashes) - window + 1)}
+
+
+def answer_cells(nb: NotebookNode) -> dict[str, str]:
+    """{grade_id: source} of the answer (solution) cells of an aligned or submitted notebook."""
+    from autograder.notebooks import grade_id, is_solution_cell
+
+    return {grade_id(c): c.source for c in nb.cells if c.cell_type == "code" and is_solution_cell(c) and grade_id(c)}
+
+
+def compare(answers: dict[str, dict[str, str]], starter: dict[str, str] | None = None,
+            common_fraction: float = COMMON_FRACTION, min_fingerprints: int = MIN_FINGERPRINTS) -> list[Pair]:
+    """Every pair of students, most similar first.
+
+    `answers`: {student: {cell: source}}; `starter`: {cell: released source}, whose
+    fingerprints are never evidence."""
+    starter = starter or {}
+    prints: dict[str, dict[str, set[int]]] = {}
+    for student, cells in answers.items():
+        prints[student] = {}
+        for cell, source in cells.items():
+            own = fingerprints(source) - fingerprints(starter.get(cell, ""))
+            prints[student][cell] = own
+    # Common code: fingerprints (per cell) that many students share.
+    counts: dict[tuple[str, int], int] = {}
+    for cells in prints.values():
+        for cell, fps in cells.items():
+            for fp in fps:
+                counts[(cell, fp)] = counts.get((cell, fp), 0) + 1
+    limit = max(2, common_fraction * len(prints))
+    tagged: dict[str, dict[str, set[int]]] = {
+        student: {cell: {fp for fp in fps if counts[(cell, fp)] <= limit} for cell, fps in cells.items()}
+        for student, cells in prints.items()
+    }
+    pairs = []
+    for a, b in itertools.combinations(sorted(tagged), 2):
+        fa = {(c, fp) for c, fps in tagged[a].items() for fp in fps}
+        fb = {(c, fp) for c, fps in tagged[b].items() for fp in fps}
+        if len(fa) < min_fingerprints or len(fb) < min_fingerprints:
+            continue
+        shared = len(fa & fb)
+        per_cell = {}
+        for cell in sorted(set(tagged[a]) & set(tagged[b])):
+            x, y = tagged[a][cell], tagged[b][cell]
+            if x or y:
+                per_cell[cell] = round(len(x & y) / len(x | y), 3)
+        pairs.append(Pair(a, b, round(shared / len(fa | fb), 3), shared, per_cell))
+    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
+    return pairs
+
+
+def class_answers(workdir: Path, notebook: str) -> dict[str, dict[str, str]]:
+    """{student: {cell: source}} from the executed notebooks in the work dir (students whose
+    notebook could not run have none and are left out)."""
+    from autograder import config
+    from autograder.notebooks import read
+
+    out = {}
+    for path in sorted((Path(workdir) / config.EXECUTED_DIR).glob(f"*/{notebook}.ipynb")):
+        try:
+            out[path.parent.name] = answer_cells(read(path))
+        except Exception:  # noqa: BLE001 - an unreadable record is skipped, not fatal
+            continue
+    return out
+
+
+def starter_code(notebook: str, solutions_dir: Path | None = None) -> dict[str, str]:
+    from autograder.notebooks import read, source_notebook
+    from autograder.release import release_notebook
+
+    return answer_cells(release_notebook(read(source_notebook(notebook, solutions_dir))))
+
+
+def class_pairs(workdir: Path, notebook: str, solutions_dir: Path | None = None) -> tuple[list[Pair], dict[str, dict[str, str]]]:
+    answers = class_answers(workdir, notebook)
+    return compare(answers, starter_code(notebook, solutions_dir)), answers

@@ -1,0 +1,27 @@
+"""Calls F.dropout(weights, p) without `training=self.training`: F.dropout's default is
+training=True, so the weights are dropped in eval() mode too.
+
+expect-fail: ch05_dropout
+"""
+# cell: ch05_multi_head_attention_module
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        self.h, self.d_k, self.p = num_heads, d_model // num_heads, dropout
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(self, query, key, value, mask=None):
+        batch = query.size(0)
+        q = self.w_q(query).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        k = self.w_k(key).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        v = self.w_v(value).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        _, weights = scaled_dot_product_attention(q, k, v, mask)
+        weights = F.dropout(weights, self.p)                     # the mistake: active in eval() too
+        x = weights @ v
+        x = x.transpose(1, 2).reshape(batch, -1, self.h * self.d_k)
+        return self.w_o(x), weights

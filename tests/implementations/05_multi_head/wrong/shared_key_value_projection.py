@@ -1,0 +1,26 @@
+"""One projection for keys and values, to save parameters: `w_v` is the same layer as `w_k`.
+
+expect-fail: ch05_projections, ch05_self_attention, ch05_cross_attention, ch05_masks, ch05_dropout, ch05_gradients
+"""
+# cell: ch05_multi_head_attention_module
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        self.h, self.d_k = num_heads, d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = self.w_k                                   # the mistake: one layer for keys and values
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, query, key, value, mask=None):
+        batch = query.size(0)
+        q = self.w_q(query).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        k = self.w_k(key).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        v = self.w_v(value).view(batch, -1, self.h, self.d_k).transpose(1, 2)
+        _, weights = scaled_dot_product_attention(q, k, v, mask)
+        x = self.dropout(weights) @ v
+        x = x.transpose(1, 2).reshape(batch, -1, self.h * self.d_k)
+        return self.w_o(x), weights

@@ -1,0 +1,24 @@
+"""The public release written once per test process (autograder publish into a temporary folder);
+shared by test_publish.py and test_browser.py (its Colab links must open files of this tree)."""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
+from autograder.publish import publish
+
+_tree: tuple[Path, list[str]] | None = None
+
+
+def published() -> tuple[Path, list[str]]:
+    """(the folder, the paths written) of the public release, published on first use."""
+    global _tree
+    if _tree is None:
+        parent = Path(tempfile.mkdtemp(prefix="public-release-"))
+        atexit.register(shutil.rmtree, parent, ignore_errors=True)
+        out = parent / "attention-course"
+        _tree = (out, publish(out))
+    return _tree

@@ -1,0 +1,154 @@
+"""The multi-head attention lesson (chapter 05) shows the numbers it claims, checked here against
+their definitions (FLOP and memory formulas, index arithmetic of the reshapes, a Monte Carlo estimate
+of the softmax entropy) rather than against the page's own code.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_05.py -q
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import numpy as np
+import pytest
+
+from book_build import BookBuild, build_book
+
+LESSON = "chapters/05_multi_head_attention.html"
+HEADS, L_Q, D_MODEL = 4, 5, 16      # the cross-attention example of the page: 4 heads, 5 queries, d_model 16
+COST_D, COST_H = 512, 8             # the cost section's sizes
+ENT_D, ENT_L, ENT_H = 512, 64, 8    # the entropy section's sizes
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def lesson_html(book) -> str:
+    path = book.html_dir / LESSON
+    assert path.is_file(), f"{LESSON} was not built (is chapters/05_multi_head_attention in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+@pytest.fixture(scope="module")
+def text(lesson_html) -> str:
+    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+
+
+def number(text: str, pattern: str) -> list[float]:
+    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
+    match = re.search(pattern, text)
+    assert match, f"the lesson does not say: {pattern}"
+    return [float(g.rstrip(".,:;)%").replace(",", "")) for g in match.groups()]
+
+
+def softmax_entropy(score_std: float, keys: int, rows: int = 20000, seed: int = 0) -> tuple[float, float]:
+    """Monte Carlo: mean entropy (nats) and mean largest weight of softmax over `keys` N(0, std^2) scores."""
+    s = np.random.default_rng(seed).normal(0.0, score_std, size=(rows, keys))
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    return float(-(w * np.log(w)).sum(axis=1).mean()), float(w.max(axis=1).mean())
+
+
+def test_no_glue_leftovers(text):
+    for leftover in ["glue:", "np.float64", "{glue"]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_the_split_figure(text):
+    # 6 positions, 6 features, 3 heads: a view without the transpose gives "head 0" 6 * 6 / 3 = 12
+    # consecutive numbers, that is the 6 features of positions 0 and 1.
+    assert "each of the 3 heads sees all 6 positions" in text
+    (count,) = number(text, r"holds only (\S+) of the 6 positions, 0 and 1")
+    assert count == len({i // 6 for i in range(6 * 6 // 3)}) == 2
+
+
+def test_agrees_with_torch_and_the_loop(text):
+    out, weights = number(text, r"The outputs agree to (\S+) and the per-head weights to (\S+):")
+    (loop,) = number(text, r"The two agree to (\S+) in float64")
+    assert max(out, weights, loop) < 1e-12
+
+
+def test_loop_versus_batched_timings(text):
+    heads, ratio, loop_ms, batched_ms = number(
+        text, r"the loop over (\S+) heads takes (\S+) times as long as the batched version \((\S+) ms against (\S+) ms\)")
+    assert heads == 8 and ratio > 1
+    assert ratio == pytest.approx(loop_ms / batched_ms, rel=0.1)  # the printed times are rounded
+    (long_ratio,) = number(text, r"the ratio is (\S+) on this CPU")
+    assert long_ratio > 0
+
+
+def test_flop_and_memory_figures(text):
+    share_512, share_8k = number(text, r"the quadratic part is (\S+) of the layer.s FLOPs; at .{0,40}? it is (\S+)\.")
+    for L, share in ((512, share_512), (8192, share_8k)):
+        linear, quadratic = 8 * L * COST_D**2, 4 * L**2 * COST_D
+        assert share == round(100 * quadratic / (linear + quadratic))
+    mib_1k, gib_16k, act_mib = number(text, r"they take (\S+) MiB per sequence and per layer at .{0,40}? and (\S+) GiB at .{0,60}? need only (\S+) MiB")
+    assert mib_1k == COST_H * 1024**2 * 4 / 2**20
+    assert gib_16k == COST_H * 16384**2 * 4 / 2**30
+    assert act_mib == 4 * 16384 * COST_D * 4 / 2**20
+    (crossing,) = number(text, r"the crossing is at .{0,20}? = (\d+)\.")
+    assert crossing == 2 * COST_D  # 4 L^2 d = 8 L d^2
+
+
+def test_entropy_with_each_scale(text):
+    low, high = number(text, r"the entropy stays between (\S+) and (\S+) nats")
+    expected, _ = softmax_entropy(1.0, ENT_L)  # the right scale: scores of variance 1
+    assert abs(low - expected) < 0.05 and abs(high - expected) < 0.05 and high - low < 0.05
+    none_entropy, none_top = number(text, r"the entropy falls to (\S+) nats: each query puts (\S+) of its weight")
+    assert none_entropy < 0.5 and none_top > 0.8
+    flat, log_l = number(text, r"the entropy is (\S+) nats against the maximum .{0,30}? = (\S+) for")
+    assert log_l == round(math.log(ENT_L), 2)
+    flat_expected, flat_top = softmax_entropy(1 / math.sqrt(ENT_H), ENT_L)  # sqrt(d_model): variance 1/h
+    assert abs(flat - flat_expected) < 0.03
+    top, top_right, uniform = number(text, r"the largest weight of a query is (\S+) on average against (\S+) with the right scale and (\S+) for a uniform")
+    assert uniform == round(1 / ENT_L, 3) and top == pytest.approx(flat_top, abs=0.005) and top < top_right
+
+
+def test_heads_attend_differently(text):
+    (distinct,) = number(text, r"differ by a total-variation distance of (\S+) on average")
+    (copied,) = number(text, r"the distance drops to (\S+):")
+    assert distinct > 0.2 and copied == 0
+
+
+def rows_moved_by_merge_without_transpose(changed: int) -> set[int]:
+    """Output rows that hold an element of query `changed` when (heads, L_q, d_k) is read as (L_q, d_model)."""
+    d_k = D_MODEL // HEADS
+    flat = [(h * L_Q + changed) * d_k + f for h in range(HEADS) for f in range(d_k)]
+    return {i // D_MODEL for i in flat}
+
+
+def rows_moved_by_split_along_sequence(changed: int) -> set[int]:
+    """Rows that move when (L_q, d_model) is viewed as (heads, L_q, d_k) without the transpose (then merged
+    correctly): the changed query's features land in some rows of some "heads"; those rows' outputs land
+    in output row = their row inside the head."""
+    d_k = D_MODEL // HEADS
+    flat = range(changed * D_MODEL, (changed + 1) * D_MODEL)
+    return {(i % (L_Q * d_k)) // d_k for i in flat}
+
+
+def test_mistakes_that_keep_the_shape(text):
+    merged, right = number(text, r"changing one query moves (\S+) output rows instead of (\S+)\.")
+    assert right == 1 and merged == len(rows_moved_by_merge_without_transpose(2)) == 4
+    (split,) = number(text, r"without the transpose\): (\S+) rows move")
+    assert split == len(rows_moved_by_split_along_sequence(2)) == 4
+    (padding,) = number(text, r"puts (\S+) of a query.s weight on padding")
+    assert padding > 0.1
+
+
+def test_parameter_count(text):
+    assert f"{4 * COST_D**2 + 4 * COST_D:,} for" in text
+
+
+def test_figures(book, lesson_html):
+    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
+    assert len(images) >= 5, "the lesson should show the split figure, the timings, the cost, the entropy and the heads"
+    for src in images:
+        assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"

@@ -1,0 +1,142 @@
+"""The positional-encoding lesson (chapter 06) shows the numbers it claims, checked here against
+values recomputed from the formula (written independently of the page's code) and against
+closed forms (row norms, dot products as sums of cosines, the period of the buggy table).
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_06.py -q
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import numpy as np
+import pytest
+
+from book_build import BookBuild, build_book
+
+LESSON = "chapters/06_positional_encoding.html"
+D_FIG, LEN_FIG = 64, 100      # the heatmaps' table
+D_RANGE, LEN_RANGE = 512, 5000  # the table whose range is measured
+
+
+def table(length: int, width: int) -> np.ndarray:
+    """PE through exp/log, entry by entry: PE[p, j] = sin or cos(p * exp(-(j - j % 2) * ln(10000) / width))."""
+    p = np.arange(length, dtype=np.float64)[:, None]
+    j = np.arange(width)[None, :]
+    angle = p * np.exp(-(j - j % 2) * math.log(10000.0) / width)
+    return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def offset_dot(k: int, width: int) -> float:
+    """PE[p] . PE[p + k] = sum over the pairs of cos(omega_i k), for any p."""
+    return sum(math.cos(k * 10000.0 ** (-two_i / width)) for two_i in range(0, width, 2))
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def lesson_html(book) -> str:
+    path = book.html_dir / LESSON
+    assert path.is_file(), f"{LESSON} was not built (is chapters/06_positional_encoding in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+@pytest.fixture(scope="module")
+def text(lesson_html) -> str:
+    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+
+
+def number(text: str, pattern: str) -> list[float]:
+    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
+    match = re.search(pattern, text)
+    assert match, f"the lesson does not say: {pattern}"
+    return [float(g.rstrip(".,:;)").replace(",", "")) for g in match.groups()]
+
+
+def test_no_glue_leftovers(text):
+    for leftover in ["glue:", "np.float64", "{glue"]:
+        assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+def test_range_is_minus_one_to_one(text):
+    big = table(LEN_RANGE, D_RANGE)
+    low, high, negative = number(text, r"The smallest value is (\S+), the largest (\S+), and (\S+) % of the entries are negative")
+    assert low == round(big.min(), 6) == -1.0 and high == round(big.max(), 6) == 1.0
+    assert negative == pytest.approx(100 * np.mean(big < 0), abs=0.05) and negative > 30
+    (norm,) = number(text, r"\\sqrt\{d_\{model\}/2\}\\\), here (\S+), at every position")
+    assert norm == math.sqrt(D_RANGE / 2) and np.allclose(np.linalg.norm(big, axis=1), norm)
+
+
+def test_floor_division_bug(text):
+    good, bad = number(text, r"The correct table has (\S+) distinct columns, the buggy one (\S+)\.")
+    assert (good, bad) == (D_FIG, 2)
+    p, q, turns, gap, good_gap = number(
+        text, r"positions (\S+) and (\S+) are (\S+) turns apart and their encodings only (\S+) apart, where the two closest "
+              r"positions of the correct table are still (\S+) apart")
+    # Every frequency is 1: row p is (sin p, cos p) repeated d/2 times, so |PE[p] - PE[q]| = sqrt(d/2) * 2 |sin((q - p)/2)|.
+    k = q - p
+    distances = {m: math.sqrt(D_FIG / 2) * 2 * abs(math.sin(m / 2)) for m in range(1, LEN_FIG)}
+    assert k == min(distances, key=distances.get) and 0 <= p and q < LEN_FIG
+    assert turns == pytest.approx(k / (2 * math.pi), abs=1e-3) and gap == pytest.approx(distances[k], abs=1e-3)
+    right = table(LEN_FIG, D_FIG)
+    gaps = np.linalg.norm(right[:, None] - right[None, :], axis=-1) + np.diag(np.full(LEN_FIG, np.inf))
+    assert good_gap == pytest.approx(gaps.min(), abs=1e-3) and gap < 0.2 * good_gap
+    # the side-by-side table of exponents for d_model = 8: column 7 (a cosine, i = 3) has exponent 6/8, the bug 0
+    assert "exponent dim // dim_model" in text and "wavelength (bug)" in text
+    assert f"7 cos {6 / 8:.3f} {2 * math.pi * 10000 ** (6 / 8):,.1f} 0 {2 * math.pi:.2f}" in text
+
+
+def test_rotation_and_offset_only_dot_products(text):
+    n_offsets, k_max, error = number(text, r"For all (\S+) offsets up to \\\(k =\\\) (\S+), one matrix per offset maps every "
+                                           r"position to the position \\\(k\\\) later, with a largest error of (\S+):")
+    assert n_offsets >= 3 and k_max >= 50 and error < 1e-10
+    (spread,) = number(text, r"Along each diagonal the dot products agree to (\S+)\.")
+    assert spread < 1e-9
+    itself, at_1, at_20 = number(text, r"most similar to itself \((\S+) .*? \((\S+) at offset 1, (\S+) at offset 20\)")
+    assert itself == offset_dot(0, D_FIG) == D_FIG / 2
+    assert at_1 == pytest.approx(offset_dot(1, D_FIG), abs=0.005) and at_20 == pytest.approx(offset_dot(20, D_FIG), abs=0.005)
+
+
+def test_buffer_against_plain_attribute(text):
+    assert re.search(r"TableAsAttribute\S* torch\.float32 cpu no 0", text), "the attribute must stay float32 on the CPU and be missing from state_dict"
+    assert re.search(r"TableAsBuffer\S* torch\.float64 (meta|cuda) yes 0", text), "the buffer must follow .double() and .to(device) and be saved"
+    assert "RuntimeError: Tensor on device cpu is not on the expected device" in text
+
+
+def test_inplace_add(text):
+    change, twice = number(text, r"the caller.s embeddings have changed by up to (\S+); .*? the output is off by (\S+)\.")
+    # x += pe adds the first rows of the table, whose largest entry is cos(0) = 1.
+    assert change == twice == round(np.abs(table(5, 8)).max(), 2) == 1.0
+    assert "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation" in text
+
+
+def test_embedding_scale(text):
+    small, small_scaled, default_scaled = number(
+        text, r"the embeddings are (\S+) times as long as the positions.*?brings the ratio to (\S+), the two of the same size.*?"
+              r"makes them (\S+) times longer than the positions")
+    pe_norm = math.sqrt(512 / 2)
+    # random rows of std s in 512 dimensions have length close to s * sqrt(512)
+    assert small == pytest.approx(1 / pe_norm, abs=0.01)
+    assert small_scaled == pytest.approx(math.sqrt(512) / pe_norm, abs=0.02)
+    assert default_scaled == pytest.approx(512 / pe_norm, abs=1)
+
+
+def test_learned_alternative(text):
+    (params,) = number(text, r"max_len × d_model, here (\S+)")
+    assert params == 512 * 512
+    assert "position 512 raises IndexError" in text
+
+
+def test_figures(book, lesson_html):
+    images = [src for src in re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html) if "_images/" in src]
+    assert len(images) >= 3, "the lesson should show the heatmap, the bug side by side and the dot products"
+    for src in images:
+        assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"

@@ -1,0 +1,68 @@
+"""Similar answers (autograder/similarity.py), on the chapter-02 catalogue: no grading needed.
+
+Each catalogue file replaces only the cells it names (the others keep the reference), so
+implementations are compared on the cells they wrote; the whole catalogue is the "class"
+whose shared code is not evidence.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from autograder import similarity
+from autograder.samples import implementations, make_submission
+
+from conftest import NOTEBOOK
+from test_report import ORIGINAL, RENAMED_COPY
+
+CELL = "scaled_dot_product_attention"
+
+
+def own_cells(impl) -> dict[str, str]:
+    cells = similarity.answer_cells(make_submission(NOTEBOOK, impl.cells))
+    return {c: cells[c] for c in impl.cells}
+
+
+@pytest.fixture(scope="module")
+def scores():
+    answers = {"solution": similarity.answer_cells(make_submission(NOTEBOOK))}
+    for kind in ("correct", "wrong"):
+        for impl in implementations(NOTEBOOK, kind):
+            answers[f"{kind}-{impl.name}"] = own_cells(impl)
+    answers["planted-original"] = {CELL: ORIGINAL}
+    answers["planted-copy"] = {CELL: RENAMED_COPY}
+    pairs = similarity.compare(answers, similarity.starter_code(NOTEBOOK))
+    return {(p.a, p.b): p for p in pairs}
+
+
+def test_normalisation_ignores_names_comments_and_docstrings():
+    a = 'def f(x, y):\n    """Doc."""\n    total = x + y  # sum\n    return torch.exp(total)\n'
+    b = "def g(p, q):\n    s = p + q\n\n    return torch.exp(s)\n"
+    assert similarity.tokens(a) == similarity.tokens(b)
+    assert similarity.tokens("return torch.exp(x)") != similarity.tokens("return torch.log(x)")
+    assert similarity.tokens("def (:") == []  # does not parse: nothing to compare
+
+
+def test_the_renamed_reordered_copy_is_flagged(scores):
+    pair = scores[("planted-copy", "planted-original")]
+    print(f"planted copy: {pair.score:.3f}")
+    assert pair.flagged and pair.score >= 0.8
+
+
+def test_correct_implementations_are_not_flagged_against_each_other_or_the_reference(scores):
+    correct = ["solution"] + [f"correct-{i.name}" for i in implementations(NOTEBOOK, "correct")]
+    assert len(correct) >= 6
+    pairs = [scores[tuple(sorted(p))] for p in itertools.combinations(correct, 2) if tuple(sorted(p)) in scores]
+    assert len(pairs) >= 10
+    closest = max(pairs, key=lambda p: p.score)
+    print(f"closest distinct correct pair: {closest.a} & {closest.b}: {closest.score:.3f}")
+    assert not any(p.flagged for p in pairs), [(p.a, p.b, p.score) for p in pairs if p.flagged]
+    assert closest.score < similarity.FLAG_SCORE / 2
+
+
+def test_the_released_starter_code_is_no_evidence():
+    starter = similarity.starter_code(NOTEBOOK)
+    untouched = {"x": dict(starter), "y": dict(starter), "z": {CELL: ORIGINAL}}
+    assert all(p.a != "x" or p.b != "y" for p in similarity.compare(untouched, starter)), "two untouched stubs were compared"
