@@ -5,37 +5,15 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_03.py -q
 
 from __future__ import annotations
 
-import html
 import re
 
-import pytest
 import torch
 import torch.nn.functional as F
 
-from book_build import BookBuild, build_book
+from lesson_page import book, lesson_html, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/03_masks.html"
 MAX_LEN, D_MODEL = 4, 8  # the lesson's toy batch: sequences padded to 4 tokens, 8-dimensional vectors
-
-
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
-
-
-@pytest.fixture(scope="module")
-def lesson_html(book) -> str:
-    path = book.html_dir / LESSON
-    assert path.is_file(), f"{LESSON} was not built (is chapters/03_masks in _toc.yml?)"
-    return path.read_text(encoding="utf8")
-
-
-@pytest.fixture(scope="module")
-def text(lesson_html) -> str:
-    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
 
 
 def test_no_glue_leftovers(text):

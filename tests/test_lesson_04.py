@@ -6,45 +6,16 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_04.py -q
 
 from __future__ import annotations
 
-import html
 import re
 
 import numpy as np
-import pytest
 
-from book_build import BookBuild, build_book
+from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/04_self_and_cross_attention.html"
 D_MODEL, D_K = 16, 8  # the lesson's sizes; d_v = d_k
 SOURCE = "the cat sat on the mat".split()
 TARGET = "le chat s'est assis sur le tapis".split()
-
-
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
-
-
-@pytest.fixture(scope="module")
-def lesson_html(book) -> str:
-    path = book.html_dir / LESSON
-    assert path.is_file(), f"{LESSON} was not built (is chapters/04_self_and_cross_attention in _toc.yml?)"
-    return path.read_text(encoding="utf8")
-
-
-@pytest.fixture(scope="module")
-def text(lesson_html) -> str:
-    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
-
-
-def number(text: str, pattern: str) -> list[float]:
-    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
-    match = re.search(pattern, text)
-    assert match, f"the lesson does not say: {pattern}"
-    return [float(g.rstrip(".,:;)")) for g in match.groups()]
 
 
 def test_no_glue_leftovers(text):

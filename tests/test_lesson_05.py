@@ -7,46 +7,18 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_05.py -q
 
 from __future__ import annotations
 
-import html
 import math
 import re
 
 import numpy as np
 import pytest
 
-from book_build import BookBuild, build_book
+from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/05_multi_head_attention.html"
 HEADS, L_Q, D_MODEL = 4, 5, 16      # the cross-attention example of the page: 4 heads, 5 queries, d_model 16
 COST_D, COST_H = 512, 8             # the cost section's sizes
 ENT_D, ENT_L, ENT_H = 512, 64, 8    # the entropy section's sizes
-
-
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
-
-
-@pytest.fixture(scope="module")
-def lesson_html(book) -> str:
-    path = book.html_dir / LESSON
-    assert path.is_file(), f"{LESSON} was not built (is chapters/05_multi_head_attention in _toc.yml?)"
-    return path.read_text(encoding="utf8")
-
-
-@pytest.fixture(scope="module")
-def text(lesson_html) -> str:
-    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
-
-
-def number(text: str, pattern: str) -> list[float]:
-    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
-    match = re.search(pattern, text)
-    assert match, f"the lesson does not say: {pattern}"
-    return [float(g.rstrip(".,:;)%").replace(",", "")) for g in match.groups()]
 
 
 def softmax_entropy(score_std: float, keys: int, rows: int = 20000, seed: int = 0) -> tuple[float, float]:

@@ -7,14 +7,13 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_06.py -q
 
 from __future__ import annotations
 
-import html
 import math
 import re
 
 import numpy as np
 import pytest
 
-from book_build import BookBuild, build_book
+from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/06_positional_encoding.html"
 D_FIG, LEN_FIG = 64, 100      # the heatmaps' table
@@ -32,33 +31,6 @@ def table(length: int, width: int) -> np.ndarray:
 def offset_dot(k: int, width: int) -> float:
     """PE[p] . PE[p + k] = sum over the pairs of cos(omega_i k), for any p."""
     return sum(math.cos(k * 10000.0 ** (-two_i / width)) for two_i in range(0, width, 2))
-
-
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
-
-
-@pytest.fixture(scope="module")
-def lesson_html(book) -> str:
-    path = book.html_dir / LESSON
-    assert path.is_file(), f"{LESSON} was not built (is chapters/06_positional_encoding in _toc.yml?)"
-    return path.read_text(encoding="utf8")
-
-
-@pytest.fixture(scope="module")
-def text(lesson_html) -> str:
-    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
-
-
-def number(text: str, pattern: str) -> list[float]:
-    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
-    match = re.search(pattern, text)
-    assert match, f"the lesson does not say: {pattern}"
-    return [float(g.rstrip(".,:;)").replace(",", "")) for g in match.groups()]
 
 
 def test_no_glue_leftovers(text):
