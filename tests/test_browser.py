@@ -193,6 +193,8 @@ OVERFLOW = """() => {
   const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
     (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
   for (const el of document.querySelectorAll('article *')) {
+    // MathJax's copy of each formula for screen readers is clipped to nothing on screen.
+    if (el.closest('mjx-assistive-mml')) continue;
     const r = el.getBoundingClientRect();
     if (r.width === 0 || r.right <= vw + 1) continue;
     let a = el.parentElement, ok = false;
