@@ -37,7 +37,8 @@ def text(lesson_html) -> str:
 
 
 def number(text: str, pattern: str) -> list[float]:
-    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text."""
+    """The numbers captured by `pattern` (groups of the form (\\S+)) in the page's text: trailing
+    punctuation and a percent sign dropped, thousands separators removed ("1,024" -> 1024, "33%" -> 33)."""
     match = re.search(pattern, text)
     assert match, f"the lesson does not say: {pattern}"
-    return [float(g.rstrip(".,:;)").replace(",", "")) for g in match.groups()]
+    return [float(g.rstrip(".,:;)%").replace(",", "")) for g in match.groups()]
