@@ -239,8 +239,8 @@ def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> 
             continue
         for line in solution_region_lines(cell):
             line = line.strip()
-            if len(line) < MIN_SHARED_LINE:
-                continue
+            if len(line) < MIN_SHARED_LINE or line.endswith(("(", "[", "{")):
+                continue  # short lines and bare openers such as `raise ValueError(` say nothing of a solution
             for shared, name in code.items():
                 if line in shared or shared in line:
                     problems.append(f"{where}: solution line {line!r} repeats provided code ({module.path.name}: {name})")

@@ -16,7 +16,10 @@ Conventions (the course's API contract): batch-first; masks are boolean and True
 "may attend", broadcastable to the attention scores.
 """
 
+import math
+
 import torch
+from torch import nn
 
 
 def causal_mask(size, device=None):
@@ -47,3 +50,119 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     lowest = torch.finfo(scores.dtype).min  # finite, unlike -inf: no 0/0 in a fully masked row
     weights = torch.where(allowed, scores, lowest).softmax(dim=-1) * allowed
     return torch.matmul(weights, v), weights
+
+
+def sinusoidal_positional_encoding(max_len, d_model):
+    """(max_len, d_model) float32 table: column 2i holds sin(p * w_i), column 2i+1 cos(p * w_i),
+    with w_i = 10000^(-2i / d_model). Values lie in [-1, 1]."""
+    if d_model % 2:
+        raise ValueError(f"d_model must be even, got {d_model}")
+    omega = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))  # (d_model/2,): w_i
+    angle = torch.outer(torch.arange(max_len, dtype=torch.float32), omega)          # (max_len, d_model/2)
+    return torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(1)              # interleaved: sin, cos, sin, ...
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal table, kept in the buffer `pe` (max_len, d_model), to x (batch, L, d_model),
+    then dropout. A buffer moves with .to(device) and is saved in state_dict(); x is not modified."""
+
+    def __init__(self, d_model, max_len=5000, dropout=0.0):
+        super().__init__()
+        table = sinusoidal_positional_encoding(max_len, d_model)  # (max_len, d_model)
+        self.register_buffer("pe", table)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(x + self.pe[: x.shape[1]])  # out of place: the caller's x is unchanged
+
+
+class MultiHeadAttention(nn.Module):
+    """Project, split into num_heads heads of d_k = d_model // num_heads features, attend, merge, project.
+
+    forward(query (batch, L_q, d_model), key and value (batch, L_k, d_model), mask) returns
+    (output (batch, L_q, d_model), weights (batch, num_heads, L_q, L_k)). The mask is boolean,
+    True = may attend, broadcastable to (batch, num_heads, L_q, L_k). Dropout acts on the weights
+    in train() mode only. Scaling is by 1/sqrt(d_k), the width of one head.
+    """
+
+    def __init__(self, d_model, num_heads, dropout=0.0, bias=True):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"num_heads={num_heads} does not divide d_model={d_model}")
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.w_q, self.w_k, self.w_v, self.w_o = (nn.Linear(d_model, d_model, bias=bias) for _ in range(4))
+        self.dropout = nn.Dropout(dropout)
+
+    def split_heads(self, t):
+        """(batch, L, d_model) -> (batch, num_heads, L, d_k)"""
+        return t.unflatten(-1, (self.num_heads, self.d_k)).transpose(1, 2)
+
+    def forward(self, query, key, value, mask=None):
+        q = self.split_heads(self.w_q(query))  # (batch, heads, L_q, d_k)
+        k = self.split_heads(self.w_k(key))    # (batch, heads, L_k, d_k)
+        v = self.split_heads(self.w_v(value))  # (batch, heads, L_k, d_k)
+        _, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, heads, L_q, L_k)
+        weights = self.dropout(weights)
+        heads = torch.matmul(weights, v)                           # (batch, heads, L_q, d_k)
+        merged = heads.transpose(1, 2).flatten(2)                  # (batch, L_q, d_model)
+        return self.w_o(merged), weights
+
+
+class FeedForward(nn.Module):
+    """The position-wise feed-forward network, linear2(dropout(relu(linear1(x)))): the same two
+    layers applied to every position on its own."""
+
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        hidden = self.dropout(torch.relu(self.linear1(x)))  # (batch, L, d_ff)
+        return self.linear2(hidden)                          # (batch, L, d_model)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then the feed-forward network, each inside a residual connection with a LayerNorm.
+
+    Post-LN (norm_first=False, the paper): x = norm(x + dropout(sublayer(x))).
+    Pre-LN (norm_first=True): x = x + dropout(sublayer(norm(x))).
+    """
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.residual_dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def sublayer(self, x, norm, fn):
+        """One sublayer fn with its residual connection and LayerNorm, in the configured order."""
+        if self.norm_first:
+            return x + self.residual_dropout(fn(norm(x)))
+        return norm(x + self.residual_dropout(fn(x)))
+
+    def forward(self, x, mask=None):
+        """x: (batch, L, d_model); mask: True = may attend, e.g. a padding mask (batch, 1, 1, L)."""
+        h = self.sublayer(x, self.norm1, lambda y: self.self_attn(y, y, y, mask)[0])
+        return self.sublayer(h, self.norm2, self.feed_forward)
+
+
+class Encoder(nn.Module):
+    """num_layers EncoderLayers, each with its own weights (`layers`), then a final LayerNorm (`norm`),
+    as in torch.nn.Transformer."""
+
+    def __init__(self, d_model, num_heads, d_ff, num_layers, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first) for _ in range(num_layers)
+        )
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, mask=None):
+        """x: (batch, L_src, d_model) -> memory (batch, L_src, d_model)."""
+        h = x
+        for block in self.layers:
+            h = block(h, mask)
+        return self.norm(h)

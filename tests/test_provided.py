@@ -231,3 +231,112 @@ def test_a_provided_cell_must_be_locked_and_name_known_code(tmp_path):
 
 def test_no_solution_region_repeats_provided_code():
     validate_sources(solution_paths())  # every real source notebook, every line of course/provided.py
+
+
+# --- the modules chapters 07 and 08 build on, equal to torch.nn's once weights are copied --------
+
+from course.provided import (  # noqa: E402
+    Encoder,
+    EncoderLayer,
+    FeedForward,
+    MultiHeadAttention,
+    PositionalEncoding,
+    sinusoidal_positional_encoding,
+)
+
+
+def _copy_attention(mine: MultiHeadAttention, theirs: torch.nn.MultiheadAttention) -> None:
+    theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
+    theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
+    theirs.out_proj.weight.copy_(mine.w_o.weight)
+    theirs.out_proj.bias.copy_(mine.w_o.bias)
+
+
+def _copy_encoder_layer(mine: EncoderLayer, theirs: torch.nn.TransformerEncoderLayer) -> None:
+    _copy_attention(mine.self_attn, theirs.self_attn)
+    for a, b in ((mine.feed_forward.linear1, theirs.linear1), (mine.feed_forward.linear2, theirs.linear2),
+                 (mine.norm1, theirs.norm1), (mine.norm2, theirs.norm2)):
+        b.weight.copy_(a.weight)
+        b.bias.copy_(a.bias)
+
+
+def _randomise_norms(module: torch.nn.Module, gen: torch.Generator) -> None:
+    """LayerNorm's default weight 1 and bias 0 would hide a norm applied twice or to the wrong tensor."""
+    for m in module.modules():
+        if isinstance(m, torch.nn.LayerNorm):
+            m.weight.copy_(1 + 0.5 * torch.randn(m.weight.shape, generator=gen, dtype=m.weight.dtype))
+            m.bias.copy_(0.5 * torch.randn(m.bias.shape, generator=gen, dtype=m.bias.dtype))
+
+
+def test_positional_encoding_matches_the_formula():
+    pe = sinusoidal_positional_encoding(50, 16).double()
+    p, i = torch.arange(50.0, dtype=torch.float64)[:, None], torch.arange(0, 16, 2, dtype=torch.float64)
+    angle = p / 10000 ** (i / 16)
+    torch.testing.assert_close(pe[:, 0::2], angle.sin(), atol=1e-5, rtol=0)
+    torch.testing.assert_close(pe[:, 1::2], angle.cos(), atol=1e-5, rtol=0)
+    with pytest.raises(ValueError):
+        sinusoidal_positional_encoding(4, 5)
+    module = PositionalEncoding(16, max_len=50)
+    assert "pe" in dict(module.named_buffers()) and "pe" in module.state_dict() and not list(module.parameters())
+    x = torch.randn(2, 7, 16)
+    before = x.clone()
+    torch.testing.assert_close(module(x), before + pe[:7].float(), atol=1e-6, rtol=0)
+    assert torch.equal(x, before), "forward must leave x unchanged"
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_multi_head_attention_equals_torch(bias):
+    torch.manual_seed(0)
+    mine = MultiHeadAttention(12, 3, bias=bias).double().eval()
+    theirs = torch.nn.MultiheadAttention(12, 3, bias=bias, batch_first=True).double().eval()
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.cat([mine.w_q.weight, mine.w_k.weight, mine.w_v.weight]))
+        theirs.out_proj.weight.copy_(mine.w_o.weight)
+        if bias:
+            theirs.in_proj_bias.copy_(torch.cat([mine.w_q.bias, mine.w_k.bias, mine.w_v.bias]))
+            theirs.out_proj.bias.copy_(mine.w_o.bias)
+    query, memory = torch.randn(2, 4, 12, dtype=torch.float64), torch.randn(2, 6, 12, dtype=torch.float64)
+    keep = padding_mask([6, 3], 6)  # (2, 1, 1, 6)
+    output, weights = mine(query, memory, memory, keep)
+    expected, expected_weights = theirs(query, memory, memory, key_padding_mask=~keep[:, 0, 0], average_attn_weights=False)
+    assert weights.shape == (2, 3, 4, 6)
+    torch.testing.assert_close(output, expected, atol=1e-10, rtol=1e-8)
+    torch.testing.assert_close(weights, expected_weights, atol=1e-10, rtol=1e-8)
+    with pytest.raises(ValueError):
+        MultiHeadAttention(10, 3)
+
+
+def test_feed_forward_is_relu_between_two_linears():
+    torch.manual_seed(1)
+    ff = FeedForward(6, 10)
+    x = torch.randn(2, 3, 6)
+    torch.testing.assert_close(ff(x), ff.linear2(torch.relu(ff.linear1(x))), atol=0, rtol=0)
+    assert (ff.linear1.in_features, ff.linear1.out_features, ff.linear2.out_features) == (6, 10, 6)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_equals_torch(norm_first):
+    torch.manual_seed(2)
+    gen = torch.Generator().manual_seed(3)
+    mine = Encoder(16, 4, 32, num_layers=3, dropout=0.2, norm_first=norm_first).double().eval()
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.2, batch_first=True, norm_first=norm_first)
+    theirs = torch.nn.TransformerEncoder(layer, 3, norm=torch.nn.LayerNorm(16), enable_nested_tensor=False).double().eval()
+    with torch.no_grad():
+        _randomise_norms(mine, gen)
+        for a, b in zip(mine.layers, theirs.layers):
+            _copy_encoder_layer(a, b)
+        theirs.norm.weight.copy_(mine.norm.weight)
+        theirs.norm.bias.copy_(mine.norm.bias)
+    assert len({id(layer.self_attn.w_q.weight) for layer in mine.layers}) == 3
+    x = torch.randn(3, 5, 16, dtype=torch.float64)
+    keep = padding_mask([5, 2, 4], 5)
+    expected = theirs(x, src_key_padding_mask=~keep[:, 0, 0])
+    got = mine(x, keep)
+    real = keep[:, 0, 0]  # torch's fast path may leave padded positions' outputs unspecified: compare real ones
+    torch.testing.assert_close(got[real], expected[real], atol=1e-10, rtol=1e-8)
+    one = EncoderLayer(16, 4, 32, norm_first=norm_first).double().eval()
+    ref = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first).double().eval()
+    with torch.no_grad():
+        _randomise_norms(one, gen)
+        _copy_encoder_layer(one, ref)
+    torch.testing.assert_close(one(x), ref(x), atol=1e-10, rtol=1e-8)
