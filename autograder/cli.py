@@ -1,7 +1,7 @@
 """Command line: a thin layer over the pipeline's functions.
 
     python -m autograder release [--check]
-    python -m autograder grade SUBMISSIONS [--workdir DIR] [--workers N] [--force] [--no-sandbox]
+    python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR] [--workers N] [--force] [--no-sandbox]
     python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
     python -m autograder export --out grades.csv [--workdir DIR]
     python -m autograder report --out DIR [--workdir DIR]
@@ -68,6 +68,7 @@ def _grade(args: argparse.Namespace) -> int:
         notebooks=args.notebook or None,
         limits=limits,
         sandboxed=not args.no_sandbox,
+        roster=args.roster,
     )
     try:
         results = grade(args.submissions, options)
@@ -136,8 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_release)
 
     p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<notebook>.ipynb with the hidden tests")
-    p.add_argument("submissions", type=Path)
+    p.add_argument("submissions", type=Path, help="a folder SUBMISSIONS/<student>/<notebook>.ipynb, a zip of one, or an LMS "
+                   "export (Canvas's submissions zip or its unzipped folder)")
     with_workdir(p)
+    p.add_argument("--roster", type=Path, help="CSV mapping LMS user ids to students (columns id, student; or Canvas's "
+                   "gradebook export): names the LMS files and lists who submitted nothing")
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.intake import read_manifest, released_name
+
 # Student ids become folder names and gradebook keys: keep them boring.
 _STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
 
@@ -28,6 +30,8 @@ class Submission:
     path: Path | None  # None when the student did not hand in this notebook
     problem: str | None = None  # why it cannot be graded, if known before running it
     sha256: str = ""  # of the submitted bytes ("" when there are none)
+    note: str = ""  # how the file was matched to the notebook (renamed, latest of several uploads)
+    lms_late: bool | None = None  # the LMS's own late mark (Canvas: `_late_` in the name); None: no mark
 
 
 def _problem_with(path: Path, data: bytes) -> str | None:
@@ -57,7 +61,7 @@ def notebooks_present(submissions_dir: Path, released: list[str]) -> list[str]:
     missing; if nobody used a released name at all, every released notebook is
     expected (and each student gets a 'wrong name' reason).
     """
-    names = {p.stem for p in Path(submissions_dir).glob("*/*.ipynb")}
+    names = {released_name(p.name, released)[0] for p in Path(submissions_dir).glob("*/*") if p.is_file()}
     present = [name for name in released if name in names]
     return present or list(released)
 
@@ -72,15 +76,23 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
     if unusable:  # all of them at once: the instructor renames them before anything is graded
         names = ", ".join(repr(name) for name in unusable)
         raise ValueError(f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}")
+    manifest = read_manifest(submissions_dir)
     found: list[Submission] = []
     for student_dir in student_dirs:
         student = student_dir.name
         files = sorted(p for p in student_dir.iterdir() if p.is_file() and not p.name.startswith("."))
         for name in notebooks:
-            path = student_dir / f"{name}.ipynb"
-            if path.exists():
+            entry = manifest.get(f"{student}/{name}", {})
+            lms = {"note": entry.get("note", ""), "lms_late": entry.get("late")}
+            if entry.get("problem"):
+                found.append(Submission(student, name, None, entry["problem"], **lms))
+                continue
+            path, note = _the_file(student_dir, name, files, notebooks)
+            if path is not None:
                 data = path.read_bytes()
-                found.append(Submission(student, name, path, _problem_with(path, data), hashlib.sha256(data).hexdigest()))
+                note = "; ".join(n for n in (lms["note"], note) if n)
+                found.append(Submission(student, name, path, _problem_with(path, data), hashlib.sha256(data).hexdigest(),
+                                        note, lms["lms_late"]))
                 continue
             others = [p.name for p in files if p.name != f"{name}.ipynb"]
             if others:
@@ -89,3 +101,27 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
                 problem = f"no file named {name}.ipynb was submitted"
             found.append(Submission(student, name, None, problem))
     return found
+
+
+def _the_file(student_dir: Path, name: str, files: list[Path], notebooks: list[str]) -> tuple[Path | None, str]:
+    """The student's file for notebook `name`, and a note when it is not simply `<name>.ipynb`.
+
+    Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case:
+    such a file still counts, with a note. Of several files for one notebook, the one modified
+    last wins (the name's number breaks a tie)."""
+    candidates = [p for p in files if released_name(p.name, notebooks)[0] == name]
+    if not candidates:
+        return None, ""
+    if len(candidates) == 1 and candidates[0].name == f"{name}.ipynb":
+        return candidates[0], ""
+
+    def order(path: Path) -> tuple:
+        number = re.findall(r"\d+", path.stem.lower().replace(name.lower(), ""))
+        return (path.stat().st_mtime, int(number[-1]) if number else 0)
+
+    candidates.sort(key=order)
+    latest = candidates[-1]
+    notes = [] if latest.name == f"{name}.ipynb" else [f"submitted as {latest.name!r}"]
+    if len(candidates) > 1:
+        notes.append(f"latest of {len(candidates)} files ({', '.join(p.name for p in candidates[:-1])} not graded)")
+    return latest, "; ".join(notes)

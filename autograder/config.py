@@ -50,6 +50,12 @@ MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, 
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 
+# What `grade` accepts from an instructor (autograder/intake.py): one notebook over this size is
+# refused with a reason (ours are ~100 KB with outputs; a notebook full of images is a few MB),
+# and a zip is not unpacked past this many bytes of notebooks in all.
+MAX_SUBMISSION_BYTES = 20 << 20
+MAX_INTAKE_BYTES = 4 << 30
+
 # Late work (autograder/late.py): the policy `grade --deadline` applies unless --late-policy is given.
 LATE_POLICY = "10%/day, max 3 days"
 

@@ -27,6 +27,7 @@ from autograder import config
 from autograder.collect import collect, notebooks_present
 from autograder.execute import Result
 from autograder.gradebook import executed_path, load_result
+from autograder.intake import prepare
 from autograder.notebooks import grade_id, is_test_cell, notebook_names, read, source_notebook
 from autograder.release import released_path, secret_lines
 
@@ -252,6 +253,7 @@ def render_html(nb: NotebookNode) -> str:
 def write_feedback(submissions_dir: Path, out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None) -> list[Path]:
     """Write out_dir/<student>/<notebook>.html for every graded submission in the folder."""
     released_names = notebook_names(solutions_dir)
+    submissions_dir = prepare(submissions_dir, workdir, released_names).folder  # a zip or LMS export, as grade saw it
     written = []
     sources = {}
     for sub in collect(submissions_dir, notebooks_present(submissions_dir, released_names)):

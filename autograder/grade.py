@@ -25,6 +25,7 @@ from autograder import config
 from autograder.collect import Submission, collect, notebooks_present
 from autograder.execute import Job, Result, execute_submission, file_sha256, zero_result
 from autograder.gradebook import Writer, load_result
+from autograder.intake import prepare
 from autograder.late import Lateness, final_score
 from autograder.notebooks import notebook_names, read, source_notebook
 from autograder.sandbox import Limits, check_available
@@ -45,6 +46,7 @@ class Options:
     solutions_dir: Path | None = None
     retries: int = 1  # attempts more for a submission the grader itself failed on
     lateness: Lateness | None = None  # --deadline (and --late-policy, --timestamps)
+    roster: Path | None = None  # --roster CSV: LMS ids -> student names; who submitted nothing
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -61,7 +63,8 @@ def _with_late(result: Result, sub: Submission, previous: Result | None, latenes
     so grading again (even without --deadline) gives the same penalty."""
     same_file = previous is not None and previous.submission_sha256 == sub.sha256 and previous.late
     if lateness is not None:
-        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, previous.late if same_file else None)
+        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, previous.late if same_file else None,
+                                             sub.lms_late)
         warnings += notes
     elif same_file:
         result.late = dict(previous.late, final_score=final_score(result.score, previous.late.get("penalty", 0.0)))
@@ -89,6 +92,7 @@ def grade(
     """Grade every submission in `submissions_dir`; returns one Result per (student, notebook)."""
     options = options or Options()
     released = notebook_names(options.solutions_dir)
+    submissions_dir = prepare(submissions_dir, options.workdir, released, options.roster, out).folder
     names = options.notebooks or notebooks_present(submissions_dir, released)
     unknown = sorted(set(names) - set(released))
     if unknown:
@@ -143,6 +147,8 @@ def grade(
                 status, extra = "ERROR", f"  (grader error, not stored; run grade again: {result.internal_error})"
             else:
                 sub = by_key[(result.student, result.notebook)]
+                if sub.note:
+                    result.repairs.insert(0, f"file: {sub.note}")
                 late_warnings: list[str] = []
                 _with_late(result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings)
                 for warning in late_warnings:
@@ -211,6 +217,7 @@ def verify(
         raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")
     options = options or Options()
     released = notebook_names(options.solutions_dir)
+    submissions_dir = prepare(submissions_dir, options.workdir, released, options.roster).folder
     names = options.notebooks or notebooks_present(submissions_dir, released)
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     stored = {}

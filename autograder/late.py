@@ -12,9 +12,12 @@ Where a submission's time comes from, first found wins:
    `submitted_at` (ISO 8601), optionally `notebook`;
 2. the submission time recorded the last time this same file (same SHA-256) was graded:
    grading again, even long after the deadline and without the CSV, gives the same penalty;
-3. the file's modification time, with a warning (a copy or an unzip may have changed it).
-Canvas marks a late file with `LATE` in its name: when a student's folder has such a file
-and the time found says "on time", a warning says so (the time wins; check it by hand).
+3. for an LMS export (autograder/intake.py), the LMS's own late mark: Canvas puts `_late_` in the
+   file name (computed against each student's own due date) but no time in its zip, so a marked
+   file counts as 1 day late, with a warning to give --timestamps for the real number of days;
+4. the file's modification time, with a warning (a copy or an unzip may have changed it).
+When a student's folder has a file with `LATE` in its name and the time found says "on time",
+a warning says so (the time wins; check it by hand).
 """
 
 from __future__ import annotations
@@ -102,8 +105,15 @@ class Lateness:
                 f"warning: {student}/{notebook}: no submission time given (--timestamps); using the file's modification time {when.isoformat(timespec='seconds')}")
         return None, "", f"warning: {student}/{notebook}: no submission time found; not counted late"
 
-    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: dict | None = None) -> tuple[dict, list[str]]:
-        """The `late` record of one result, and any warnings."""
+    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: dict | None = None,
+               lms_late: bool | None = None) -> tuple[dict, list[str]]:
+        """The `late` record of one result, and any warnings.
+
+        `lms_late` is the LMS export's own mark (autograder/intake.py); it stands in for a time
+        when neither --timestamps nor an earlier grading gives one: the file's modification time
+        after unzipping is the time the zip was made, not when the student handed in."""
+        if lms_late is not None and not self._known_time(student, notebook, previous):
+            return self._from_lms_mark(student, notebook, score, lms_late)
         when, source, warning = self.submission_time(student, notebook, path, previous)
         warnings = [warning] if warning else []
         days = late_days(when, self.deadline) if when else 0
@@ -120,3 +130,23 @@ class Lateness:
             "final_score": final_score(score, penalty),
         }
         return record, warnings
+
+    def _known_time(self, student: str, notebook: str, previous: dict | None) -> bool:
+        in_csv = self.timestamps is not None and ((student, notebook) in self.timestamps or (student, None) in self.timestamps)
+        return in_csv or bool(previous and previous.get("submitted_at"))
+
+    def _from_lms_mark(self, student: str, notebook: str, score: float, late: bool) -> tuple[dict, list[str]]:
+        """No time, only the LMS's mark: late counts as 1 day (the least it can be), on time as 0."""
+        days = 1 if late else 0
+        warnings = [f"warning: {student}/{notebook}: the LMS marked it late but gives no time; counted 1 day late "
+                    "(give --timestamps for the real number of days)"] if late else []
+        penalty = self.policy.penalty(days)
+        return {
+            "submitted_at": "",
+            "source": "LMS export: marked late" if late else "LMS export: not marked late",
+            "deadline": self.deadline.isoformat(timespec="seconds"),
+            "policy": self.policy.text,
+            "late_days": days,
+            "penalty": penalty,
+            "final_score": final_score(score, penalty),
+        }, warnings

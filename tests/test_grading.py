@@ -2,7 +2,8 @@
 
 The demo class (autograder.samples.write_demo_class) has one student per outcome:
 ada (reference solution), grace (one realistic mistake), linus (the untouched release),
-barbara (a truncated upload), edsger (an empty file), alan (a renamed file).
+barbara (a truncated upload), edsger (an empty file), alan (a correct notebook a browser saved as
+"<name> (1).ipynb": graded, with a note).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_grade_shows_progress_and_a_summary(demo):
     assert "ada" in summary and "all tests passed" in summary
     assert "the submitted file is empty" in summary
     assert "not valid JSON" in summary
-    assert "no file named 02_dot_product_attention.ipynb (found 02_dot_product_attention (1).ipynb)" in summary
+    assert "file: submitted as '02_dot_product_attention (1).ipynb'" in summary.split("alan", 1)[1].split("\n", 1)[0]
 
 
 def test_export_csv_cell_by_cell(demo):
@@ -76,7 +77,7 @@ def test_export_csv_cell_by_cell(demo):
         "linus": {c: 0 for c in POINTS},
         "barbara": {c: 0 for c in POINTS},
         "edsger": {c: 0 for c in POINTS},
-        "alan": {c: 0 for c in POINTS},
+        "alan": dict(POINTS),
     }
     for student, cells in expected_cells.items():
         row = rows[student]
@@ -88,7 +89,7 @@ def test_export_csv_cell_by_cell(demo):
     assert rows["ada"]["reason"] == rows["grace"]["reason"] == rows["linus"]["reason"] == ""
     assert "not valid JSON" in rows["barbara"]["reason"]
     assert rows["edsger"]["reason"] == "the submitted file is empty"
-    assert "no file named" in rows["alan"]["reason"]
+    assert rows["alan"]["reason"] == "" and "submitted as '02_dot_product_attention (1).ipynb'" in rows["alan"]["repairs"]
 
 
 def test_feedback_never_contains_hidden_tests_but_says_what_failed(demo):

@@ -1,0 +1,209 @@
+"""What instructors hand in (autograder/intake.py and collect): zips, Canvas exports, browser
+duplicates, a roster; hostile archives refused with a reason and never extracted outside the work dir.
+
+The last test grades a Canvas-style zip end to end through the CLI.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import stat
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import config
+from autograder.collect import collect
+from autograder.intake import prepare, read_roster, released_name
+from autograder.late import Lateness, parse_policy
+from autograder.samples import implementations, make_submission, untouched_release
+
+from conftest import NOTEBOOK
+from test_grading import POINTS, TOTAL, run_cli
+
+RELEASED = ["01_soft_lookup", NOTEBOOK]
+
+
+def notebook_bytes(nb=None) -> bytes:
+    return nbformat.writes(nb if nb is not None else make_submission(NOTEBOOK)).encode()
+
+
+def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in (links or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, target)
+    return path
+
+
+@pytest.mark.parametrize("file_name, expected", [
+    (f"{NOTEBOOK}.ipynb", (NOTEBOOK, False)),
+    (f"{NOTEBOOK} (1).ipynb", (NOTEBOOK, True)),
+    (f"{NOTEBOOK}-1.ipynb", (NOTEBOOK, True)),
+    (f"{NOTEBOOK}-2 (3).ipynb", (NOTEBOOK, True)),
+    ("02_Dot_Product_Attention.ipynb", (NOTEBOOK, True)),
+    (f"Copy of {NOTEBOOK}.ipynb", (NOTEBOOK, True)),
+    ("01_soft_lookup.ipynb", ("01_soft_lookup", False)),
+    ("homework.ipynb", (None, False)),
+    (f"{NOTEBOOK}.py", (None, False)),
+    ("02_dot_product.ipynb", (None, False)),
+])
+def test_released_name(file_name, expected):
+    assert released_name(file_name, RELEASED) == expected
+
+
+def test_canvas_zip_is_laid_out_by_student_with_notes(tmp_path):
+    late_upload = notebook_bytes(untouched_release(NOTEBOOK))
+    archive = make_zip(tmp_path / "submissions.zip", {
+        f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(),
+        f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": late_upload,  # re-uploaded after the due date: wins
+        f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(),
+        f"lee_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(),
+        f"anon_45678_67003_{NOTEBOOK}.ipynb": notebook_bytes(),
+    })
+    intake = prepare(archive, tmp_path / "work", RELEASED, out=io.StringIO())
+    folder = intake.folder
+    assert folder == tmp_path / "work" / "intake" / "submissions"
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["anon-45678", "doejohn-12345", "lee-34567", "roesmith-23456"]
+    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    john = subs["doejohn-12345"]
+    assert john.path.read_bytes() == late_upload, "the latest upload (highest attachment id) is graded"
+    assert john.lms_late is True and "latest of 2 uploads" in john.note and f"{NOTEBOOK}-1.ipynb" in john.note
+    assert subs["roesmith-23456"].note == f"submitted as '{NOTEBOOK} (1).ipynb'" and subs["roesmith-23456"].problem is None
+    assert subs["lee-34567"].note == "" and subs["lee-34567"].lms_late is False
+    # preparing again gives the same folder, byte for byte
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    prepare(archive, tmp_path / "work", RELEASED)
+    assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_hostile_and_odd_archive_members_are_refused_with_a_reason(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "MAX_SUBMISSION_BYTES", 200_000)
+    work = tmp_path / "work"
+    archive = make_zip(tmp_path / "evil.zip", {
+        "../escaped.ipynb": notebook_bytes(),
+        f"../../doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(),
+        "/tmp/absolute.ipynb": notebook_bytes(),
+        "C:/Users/x/drive.ipynb": notebook_bytes(),
+        f"doejane_777_2_{NOTEBOOK}.zip": make_zip(tmp_path / "inner.zip", {f"{NOTEBOOK}.ipynb": notebook_bytes()}).read_bytes(),
+        "doejane_777_3_notes.txt": b"my notes",
+        f"bigfile_888_4_{NOTEBOOK}.ipynb": b'{"cells": []' + b" " * 300_000 + b"}",
+        "homework.ipynb": notebook_bytes(),
+        f"__MACOSX/._doejane_777_5_{NOTEBOOK}.ipynb": b"resource fork",
+    }, links={f"linker_999_6_{NOTEBOOK}.ipynb": "/etc/passwd"})
+    out = io.StringIO()
+    folder = prepare(archive, work, RELEASED, out=out).folder
+    said = out.getvalue()
+    assert "'../escaped.ipynb': its path leaves the submissions folder" in said
+    assert "'/tmp/absolute.ipynb': its path leaves the submissions folder" in said
+    assert "'C:/Users/x/drive.ipynb': its path leaves the submissions folder" in said
+    assert "archives inside the archive are not opened" in said
+    assert "'doejane_777_3_notes.txt': not a Jupyter notebook" in said
+    assert "over the limit of 0.190735 MiB" in said or "over the limit" in said
+    assert "a link, not a file" in said
+    assert "'homework.ipynb': whose is it?" in said
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    assert written == ["evil.zip", "inner.zip", "work/intake/submissions/.intake.json"], written
+    # a student whose only notebook was refused still gets a row, with the reason
+    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    assert "over the limit" in subs["bigfile-888"].problem and subs["bigfile-888"].path is None
+    assert "a link, not a file" in subs["linker-999"].problem
+    assert "no file named" in subs["doejane-777"].problem
+
+
+def test_not_a_zip_is_a_clear_error(tmp_path):
+    fake = tmp_path / "submissions.zip"
+    fake.write_text("not a zip")
+    with pytest.raises(ValueError, match="not a readable zip file"):
+        prepare(fake, tmp_path / "work", RELEASED)
+
+
+def test_roster_names_the_students_and_lists_who_submitted_nothing(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,student\n12345,jdoe\n23456,asmith\n99999,absent\n")
+    archive = make_zip(tmp_path / "s.zip", {f"doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(),
+                                            f"smithann_23456_2_{NOTEBOOK}.ipynb": notebook_bytes()})
+    out = io.StringIO()
+    folder = prepare(archive, tmp_path / "work", RELEASED, roster, out).folder
+    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    assert sorted(subs) == ["absent", "asmith", "jdoe"]
+    assert subs["absent"].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
+    assert "roster: absent submitted nothing" in out.getvalue()
+    # Canvas's gradebook export as the roster: ID and SIS Login ID, and a "Points Possible" row
+    canvas = tmp_path / "gradebook.csv"
+    canvas.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n')
+    assert read_roster(canvas) == {"12345": "jdoe"}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,email\nx,y\n")
+    with pytest.raises(ValueError, match="needs the columns id and student"):
+        read_roster(bad)
+
+
+def test_student_folders_with_browser_duplicates(tmp_path):
+    subs_dir = tmp_path / "subs"
+    (subs_dir / "ann").mkdir(parents=True)
+    older = subs_dir / "ann" / f"{NOTEBOOK}.ipynb"
+    older.write_bytes(notebook_bytes(untouched_release(NOTEBOOK)))
+    newer = subs_dir / "ann" / f"{NOTEBOOK} (1).ipynb"
+    newer.write_bytes(notebook_bytes())
+    os.utime(older, (1_700_000_000, 1_700_000_000))
+    os.utime(newer, (1_700_000_100, 1_700_000_100))
+    (subs_dir / "bob").mkdir()
+    (subs_dir / "bob" / "homework.ipynb").write_bytes(notebook_bytes())
+    assert prepare(subs_dir, tmp_path / "work", RELEASED).folder == subs_dir, "a folder of student folders is used in place"
+    subs = {s.student: s for s in collect(subs_dir, [NOTEBOOK])}
+    assert subs["ann"].path == newer and "latest of 2 files" in subs["ann"].note
+    assert subs["bob"].problem == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+
+
+def test_lms_late_mark_stands_in_for_a_missing_time():
+    deadline = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
+    lateness = Lateness(deadline, parse_policy("10%/day, max 3 days"))
+    record, warnings = lateness.assess("jdoe", NOTEBOOK, None, 10, lms_late=True)
+    assert (record["late_days"], record["penalty"], record["final_score"]) == (1, 0.1, 9.0)
+    assert record["source"] == "LMS export: marked late" and "give --timestamps" in warnings[0]
+    record, warnings = lateness.assess("jdoe", NOTEBOOK, None, 10, lms_late=False)
+    assert (record["late_days"], record["final_score"], warnings) == (0, 10, [])
+    with_csv = Lateness(deadline, parse_policy("10%/day, max 3 days"), {("jdoe", None): datetime(2026, 12, 4, 12, tzinfo=timezone.utc)})
+    record, _ = with_csv.assess("jdoe", NOTEBOOK, None, 10, lms_late=True)
+    assert (record["late_days"], record["source"]) == (3, "timestamps CSV"), "a real time beats the mark"
+
+
+def test_grade_a_canvas_zip_end_to_end(tmp_path):
+    wrong = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_after_softmax")
+    other = implementations(NOTEBOOK, "correct")[1]
+    archive = make_zip(tmp_path / "canvas.zip", {
+        f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(untouched_release(NOTEBOOK)),
+        f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": notebook_bytes(),
+        f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(make_submission(NOTEBOOK, other.cells)),
+        f"leeann_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(make_submission(NOTEBOOK, wrong.cells)),
+        "../../escape.ipynb": notebook_bytes(),
+    })
+    work = tmp_path / "grading"
+    graded = run_cli("grade", str(archive), "--workdir", str(work), "--deadline", "2026-12-01T23:59Z")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    assert "refused '../../escape.ipynb'" in graded.stdout
+    assert not (tmp_path.parent / "escape.ipynb").exists() and not (work.parent / "escape.ipynb").exists()
+    out_csv = tmp_path / "grades.csv"
+    assert run_cli("export", "--workdir", str(work), "--out", str(out_csv)).returncode == 0
+    with out_csv.open(newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert sorted(rows) == ["doejohn-12345", "leeann-34567", "roesmith-23456"]
+    john, ann, smith = rows["doejohn-12345"], rows["leeann-34567"], rows["roesmith-23456"]
+    assert float(john["score"]) == TOTAL and "latest of 2 uploads" in john["repairs"]
+    assert (john["late_days"], john["penalty"], float(john["final_score"])) == ("1", "0.1", round(TOTAL * 0.9, 4))
+    assert float(smith["score"]) == TOTAL and "submitted as" in smith["repairs"] and smith["late_days"] == "0"
+    assert float(ann["score"]) < TOTAL and ann["late_days"] == "0"
+    # feedback accepts the same zip and writes a page per student
+    feedback = run_cli("feedback", str(archive), "--workdir", str(work), "--out", str(tmp_path / "feedback"))
+    assert feedback.returncode == 0, feedback.stderr
+    assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == sorted(rows)
+    assert set(POINTS) <= set(john)
