@@ -69,6 +69,7 @@ def _grade(args: argparse.Namespace) -> int:
         limits=limits,
         sandboxed=not args.no_sandbox,
         roster=args.roster,
+        students=args.student or None,
     )
     try:
         results = grade(args.submissions, options)
@@ -146,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
+    p.add_argument("--student", action="append", help="grade only this student (repeatable); with --force, regrade them "
+                   "and change nothing else")
     p.add_argument("--timeout", type=float, default=config.CELL_TIMEOUT_S, help="wall-clock seconds per cell (default: %(default)s)")
     p.add_argument("--notebook-timeout", type=float, default=config.NOTEBOOK_TIMEOUT_S,
                    help="wall-clock seconds per notebook (default: %(default)s)")

@@ -47,6 +47,7 @@ class Options:
     retries: int = 1  # attempts more for a submission the grader itself failed on
     lateness: Lateness | None = None  # --deadline (and --late-policy, --timestamps)
     roster: Path | None = None  # --roster CSV: LMS ids -> student names; who submitted nothing
+    students: list[str] | None = None  # --student: grade only these (with force: regrade one student, nothing else)
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -98,6 +99,11 @@ def grade(
     if unknown:
         raise ValueError(f"no source notebook for {', '.join(unknown)} (known: {', '.join(released)})")
     submissions = collect(submissions_dir, names)
+    if options.students:
+        unknown_students = sorted(set(options.students) - {s.student for s in submissions})
+        if unknown_students:
+            raise ValueError(f"no submissions of {', '.join(unknown_students)} in {submissions_dir}")
+        submissions = [s for s in submissions if s.student in options.students]
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
 

@@ -199,9 +199,16 @@ def test_grading_guide_shows_real_output_of_this_build(book):
         "student,notebook,score,max_score",
         "Grading 0 submission(s) of 6 (6 already graded and unchanged)",
         "Grading 1 submission(s) of 6 (5 already graded and unchanged)",
+        "$ autograder report --out report",
+        "each row of weights must still sum to 1",  # grace's failure (mask after softmax), counted in the report's table
     ]:
         assert expected in text, f"the grading guide does not show {expected!r}"
     assert "--no-sandbox" not in text or not Path("/usr/bin/bwrap").exists(), "graded without the sandbox although bubblewrap is here"
+    report = page(book, f"{GUIDE}.html").split('id="the-class-report"', 1)[1].split('id="regrade"', 1)[0]
+    images = re.findall(r'<img [^>]*src="(_images/[^"]+\.png)"', report)
+    assert len(images) == 2, "the class report's histogram and pass-rate chart are shown"
+    for image in images:
+        assert (book.html_dir / image).stat().st_size > 5_000, f"{image} is not a real figure"
 
 
 def test_site_size(book):

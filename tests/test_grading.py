@@ -20,7 +20,7 @@ import pytest
 from autograder import config
 from autograder.notebooks import max_points, read, source_notebook
 from autograder.release import secret_lines
-from autograder.samples import implementations, make_submission, write_demo_class, write_submission
+from autograder.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
 
 from conftest import NOTEBOOK
 
@@ -119,6 +119,28 @@ def test_grading_again_reuses_results_and_forced_regrading_gives_the_same_scores
     forced = run_cli("grade", str(subs), "--workdir", str(work), "--force")
     assert "Grading 6 submission(s)" in forced.stdout
     assert first.split("Summary", 1)[1].rsplit("\n", 2)[0] == forced.stdout.split("Summary", 1)[1].rsplit("\n", 2)[0]
+
+
+def test_regrading_one_student_changes_only_that_students_rows(demo):
+    root, subs, work, _ = demo
+    results = work / config.RESULTS_DIR
+    others_before = {p: p.read_bytes() for p in results.rglob("*.json") if p.parent.name != "grace"}
+    grace = make_submission(NOTEBOOK)  # grace hands in a fixed notebook
+    write_submission(grace, subs / "grace" / f"{NOTEBOOK}.ipynb")
+    linus_file = subs / "linus" / f"{NOTEBOOK}.ipynb"
+    write_submission(grace, linus_file)  # ... and so, unasked, does linus: not regraded by --student grace
+    one = run_cli("grade", str(subs), "--workdir", str(work), "--student", "grace", "--force")
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert "Grading 1 submission(s) of 1" in one.stdout and "linus" not in one.stdout
+    assert {p: p.read_bytes() for p in results.rglob("*.json") if p.parent.name != "grace"} == others_before
+    out_csv = root / "one-student.csv"
+    assert run_cli("export", "--workdir", str(work), "--out", str(out_csv)).returncode == 0
+    with out_csv.open(newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert float(rows["grace"]["score"]) == TOTAL and float(rows["linus"]["score"]) == 0
+    unknown = run_cli("grade", str(subs), "--workdir", str(work), "--student", "nobody")
+    assert unknown.returncode == 2 and "no submissions of nobody" in unknown.stderr
+    write_submission(untouched_release(NOTEBOOK), linus_file)  # as it was, for the tests after this one
 
 
 def test_cli_reports_a_missing_folder_clearly(tmp_path):
