@@ -10,6 +10,8 @@ for the visible checks alone).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from autograder.notebooks import max_points, read, source_notebook
@@ -33,7 +35,10 @@ def case_id(case) -> str:
 
 
 def test_there_are_catalogues():
-    assert "02_dot_product_attention" in NOTEBOOKS
+    if os.environ.get("CATALOGUES"):  # a maintainer asked for some chapters only: those must exist
+        assert NOTEBOOKS, f"no catalogue matches CATALOGUES={os.environ['CATALOGUES']}"
+    else:
+        assert "02_dot_product_attention" in NOTEBOOKS and len(NOTEBOOKS) >= 8
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
