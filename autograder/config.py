@@ -46,6 +46,10 @@ SANDBOX_FILE_BYTES = 64 << 20  # largest file it may write (RLIMIT_FSIZE)
 SANDBOX_SCRATCH_BYTES = 256 << 20  # its private, RAM-backed /tmp (the only writable place)
 SANDBOX_UID_BASE = 200_000  # root drops to uid BASE + worker slot: a uid that owns nothing
 NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
+# One warm sandbox per worker that forks a child per submission (autograder/sandbox.py,
+# ForkServer): torch is imported once per worker, not once per submission. Used when the
+# grader runs as root (each child needs a uid of its own); False: a new sandbox per submission.
+FORK_SERVER = os.environ.get("AUTOGRADER_FORK_SERVER", "1") != "0"  # AUTOGRADER_FORK_SERVER=0: always a fresh sandbox
 MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, not kept
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill

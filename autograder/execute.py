@@ -74,6 +74,7 @@ class Result:
     source_sha256: str = ""
     grader_version: str = config.GRADER_VERSION
     seconds: float = 0.0
+    cells_seconds: float = 0.0  # of that, the time the notebook's own cells ran (the rest is the grader's overhead)
     internal_error: str = ""  # the grader failed (not the student): never stored as a grade
     executed: dict | None = None  # the executed notebook (contains hidden tests: instructor only)
     # lateness (autograder/late.py): submitted_at, its source, deadline, policy, late_days, penalty,
@@ -219,5 +220,6 @@ def execute_submission(job: Job) -> Result:
         submission_sha256=sub.sha256,
         source_sha256=file_sha256(job.source_path),
         seconds=round(time.monotonic() - started, 2),
+        cells_seconds=round(sum(run.seconds for run in report.cells.values()), 3),
         executed=nb,
     )

@@ -28,7 +28,7 @@ from autograder.gradebook import Writer, load_result
 from autograder.intake import prepare
 from autograder.late import Lateness, final_score
 from autograder.notebooks import notebook_names, read, source_notebook
-from autograder.sandbox import Limits, check_available
+from autograder.sandbox import Limits, check_available, shutdown_servers
 
 Runner = Callable[[Job], Result]
 
@@ -164,10 +164,13 @@ def grade(
                 extra = f"  ({result.reason})" if result.reason else ""
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
-        with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
-            futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
-            for done, future in enumerate(as_completed(futures), 1):
-                record(done, future.result())
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
+                futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
+                for done, future in enumerate(as_completed(futures), 1):
+                    record(done, future.result())
+        finally:
+            shutdown_servers()  # the warm sandboxes of this run end with it
     ordered = [results[(s.student, s.notebook)] for s in submissions]
     print(summary(ordered, time.monotonic() - started), file=out, flush=True)
     return ordered
@@ -239,6 +242,7 @@ def verify(
     if options.sandboxed:
         check_available()
     checked: list[dict] = []
+    shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
     with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(sample) or 1))) as pool:
         jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
         futures = {pool.submit(_safe_run, runner, job, options.retries): job for job in jobs}
@@ -252,6 +256,7 @@ def verify(
                     if points.get(cell.grade_id) != cell.points:
                         entry["differences"].append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
             checked.append(entry)
+    shutdown_servers()
     checked.sort(key=lambda e: (e["notebook"], e["student"]))
     differ = [e for e in checked if e["differences"]]
     lines = ["", f"Verify: {len(checked)} submission(s) graded again; "

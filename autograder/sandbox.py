@@ -1,6 +1,7 @@
 """Run a notebook's cells in a sandbox: one process per submission, limits, no network.
 
-The process is `runner.py` (the grader's kernel) started under Debian's bubblewrap:
+The process is `runner.py` (the grader's kernel) started under Debian's bubblewrap (or, as
+root, forked per submission by a warm runner in such a sandbox: `ForkServer`, below):
 
 - no network (`--unshare-net`: only a loopback of its own), own pid/ipc/uts namespaces,
   so it cannot see or signal any process outside (`os.kill(os.getppid(), ...)` reaches
@@ -167,7 +168,7 @@ def _limits_prefix(limits: Limits) -> list[str]:
     ]
 
 
-def bwrap_command(limits: Limits, slot_number: int = 0) -> list[str]:
+def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = False) -> list[str]:
     """The full command line of one sandboxed runner."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -212,8 +213,11 @@ def bwrap_command(limits: Limits, slot_number: int = 0) -> list[str]:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
-        cmd += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                "--bounding-set=-all", "--no-new-privs", "--"]
+        if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid
+            cmd += [setpriv, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all,+setuid,+setgid", "--no-new-privs", "--"]
+        else:
+            cmd += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                    "--bounding-set=-all", "--no-new-privs", "--"]
     return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
 
 
@@ -247,14 +251,24 @@ def check_available() -> None:
 # -- running ---------------------------------------------------------------------------------------
 
 class _Channel:
-    """Line-framed JSON from the runner, read with deadlines and a size cap."""
+    """Line-framed JSON from the runner, read with deadlines and a size cap.
+
+    A frame counts only if it carries a token this channel listens to and the pid that first
+    spoke with that token (the runner's "ready", or the fork server's "zygote"): output of
+    student code, of its forks, or of an earlier submission's child is ignored."""
 
     def __init__(self, proc: subprocess.Popen, pid_token: str, max_bytes: int):
-        self.proc, self.token, self.max_bytes = proc, pid_token, max_bytes
+        self.proc, self.max_bytes = proc, max_bytes
         self.fd = proc.stdout.fileno()
         self.buffer = b""
-        self.runner_pid: int | None = None
+        self.pids: dict[str, int | None] = {pid_token: None}
         self.eof = False
+
+    def listen(self, token: str, pid: int | None = None) -> None:
+        self.pids[token] = pid
+
+    def forget(self, token: str) -> None:
+        self.pids.pop(token, None)
 
     def next_frame(self, deadline: float) -> dict | None:
         """The next frame from the runner, or None at the deadline or when the process is gone."""
@@ -285,17 +299,22 @@ class _Channel:
             frame = json.loads(line)
         except ValueError:
             return None
-        if not isinstance(frame, dict) or frame.get("token") != self.token:
+        if not isinstance(frame, dict) or frame.get("token") not in self.pids:
             return None
-        if self.runner_pid is None and frame.get("type") == "ready":
-            self.runner_pid = frame.get("pid")
-        if frame.get("pid") != self.runner_pid:
+        token = frame["token"]
+        if self.pids[token] is None and frame.get("type") in ("ready", "zygote"):
+            self.pids[token] = frame.get("pid")
+        if frame.get("pid") != self.pids[token]:
             return None
         return frame
 
 
 def _describe_exit(proc: subprocess.Popen) -> str:
-    code = proc.poll()
+    return _describe_code(proc.poll())
+
+
+def _describe_code(code: int | None) -> str:
+    """How the notebook's process ended, from its exit code (negative: killed by that signal)."""
     if code is None:
         return "the notebook's process stopped answering"
     if code < 0:
@@ -324,8 +343,12 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool = True, harden: bool = True) -> Report:
-    """Run `cells` in order in one fresh sandboxed process; one CellRun per cell that finished."""
+    """Run `cells` in order in one fresh process (a fork of a warm sandboxed server where one
+    runs, see ForkServer; else a new sandbox); one CellRun per cell that finished."""
     limits = limits or Limits()
+    if sandboxed and fork_servers_enabled():
+        with slot() as number:
+            return _server_for(number, limits).run(cells, limits, harden)
     token = secrets.token_hex(16)
     report = Report(cells={})
     with slot() as number, tempfile.TemporaryFile() as errors:
@@ -353,35 +376,166 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
                 report.machinery_error = f"the grader's kernel did not start ({_describe_exit(proc)}): {detail or 'no message'}"
                 return report
             report.startup_seconds = round(time.monotonic() - started, 2)
-            notebook_deadline = time.monotonic() + limits.notebook_timeout_s
-            for cell in cells:
-                if not _send(proc, {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}):
-                    report.stopped = _describe_exit(_wait_briefly(proc)) + f", before cell {cell.index + 1}"
-                    break
-                cell_deadline = min(time.monotonic() + limits.cell_timeout_s + config.CELL_KILL_GRACE_S, notebook_deadline)
-                while True:
-                    frame = channel.next_frame(cell_deadline)
-                    if frame is None or (frame.get("type") == "done" and frame.get("index") == cell.index):
-                        break
-                if frame is None:
-                    if time.monotonic() >= notebook_deadline:
-                        report.stopped = f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all (stopped in cell {cell.index + 1})"
-                    elif channel.eof or proc.poll() is not None:
-                        report.stopped = _describe_exit(_wait_briefly(proc)) + f", in cell {cell.index + 1}"
-                    else:
-                        report.stopped = f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; the notebook was stopped"
-                    break
-                report.cells[cell.index] = CellRun(
-                    cell.index, frame.get("outputs") or [], frame.get("error"), float(frame.get("seconds", 0)),
-                    int(frame.get("execution_count", 0)), list(frame.get("tamper") or []),
-                )
-            else:
-                _send(proc, {"end": True})
+            _serve_cells(proc, channel, cells, limits, report, lambda: _describe_exit(_wait_briefly(proc)))
         finally:
             _kill(proc)
             if scratch_dir:
                 shutil.rmtree(scratch_dir, ignore_errors=True)
     return report
+
+
+def _serve_cells(proc: subprocess.Popen, channel: _Channel, cells: list[Cell], limits: Limits, report: Report,
+                 describe_exit) -> str:
+    """Send the cells one at a time and collect their results into `report`. Returns "done" if
+    every cell ran and the runner was told to end, "exited" if a fork server said its child
+    ended, "stopped" otherwise (report.stopped says why in each case but "done")."""
+    notebook_deadline = time.monotonic() + limits.notebook_timeout_s
+    exited: list[int] = []
+
+    def next_frame(deadline: float) -> dict | None:
+        frame = channel.next_frame(deadline)
+        if frame is not None and frame.get("type") == "exited":  # from a fork server: its child is gone
+            exited.append(int(frame.get("code", 0)))
+        return frame
+
+    for cell in cells:
+        if not _send(proc, {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}):
+            report.stopped = describe_exit() + f", before cell {cell.index + 1}"
+            return "stopped"
+        cell_deadline = min(time.monotonic() + limits.cell_timeout_s + config.CELL_KILL_GRACE_S, notebook_deadline)
+        while True:
+            frame = next_frame(cell_deadline)
+            if frame is None or exited or (frame.get("type") == "done" and frame.get("index") == cell.index):
+                break
+        if exited:
+            report.stopped = _describe_code(exited[0]) + f", in cell {cell.index + 1}"
+            return "exited"
+        if frame is None:
+            if time.monotonic() >= notebook_deadline:
+                report.stopped = f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all (stopped in cell {cell.index + 1})"
+            elif channel.eof or proc.poll() is not None:
+                report.stopped = describe_exit() + f", in cell {cell.index + 1}"
+            else:
+                report.stopped = f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; the notebook was stopped"
+            return "stopped"
+        report.cells[cell.index] = CellRun(
+            cell.index, frame.get("outputs") or [], frame.get("error"), float(frame.get("seconds", 0)),
+            int(frame.get("execution_count", 0)), list(frame.get("tamper") or []),
+        )
+    _send(proc, {"end": True})
+    return "done"
+
+
+# -- the fork server: one warm sandbox per worker slot -------------------------------------------------
+
+def fork_servers_enabled() -> bool:
+    """Fork servers need root to give each submission a uid of its own inside the sandbox
+    (runner.py: serve_forks); as an ordinary user every submission gets a fresh sandbox."""
+    return config.FORK_SERVER and os.geteuid() == 0
+
+
+class ForkServer:
+    """A sandboxed runner that has imported torch, numpy, matplotlib and IPython once and forks a
+    fresh child per submission (see runner.py). The sandbox is the same as a single runner's
+    (bwrap_command); only the server keeps root, with CAP_SETUID and CAP_SETGID alone, to hand
+    each child the slot's uid. Anything unusual (a cell over its time, a server that does not
+    come back idle) kills the whole sandbox; the next submission starts a new one."""
+
+    def __init__(self, limits: Limits, number: int):
+        self.number, self.scratch_bytes = number, limits.scratch_bytes
+        self.token = secrets.token_hex(16)
+        self.errors = tempfile.TemporaryFile()
+        started = time.monotonic()
+        self.proc = subprocess.Popen(bwrap_command(limits, number, fork_server=True), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.errors, env=_environment(), start_new_session=True)
+        self.channel = _Channel(self.proc, self.token, max_bytes=64 << 20)
+        _send(self.proc, {"zygote": True, "token": self.token})
+        frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
+        if frame is None or frame.get("type") != "zygote":
+            self.errors.seek(0)
+            detail = self.errors.read()[-2000:].decode("utf-8", "replace").strip()
+            self.close()
+            raise RuntimeError(f"the grader's fork server did not start ({_describe_exit(self.proc)}): {detail or 'no message'}")
+        self.startup_seconds = round(time.monotonic() - started, 2)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        _kill(self.proc)
+        self.errors.close()
+
+    def run(self, cells: list[Cell], limits: Limits, harden: bool) -> Report:
+        report = Report(cells={})
+        child = secrets.token_hex(16)
+        uid = config.SANDBOX_UID_BASE + self.number
+        request = {"token": child, "harden": harden, "cell_timeout": limits.cell_timeout_s,
+                   "max_output": limits.max_output_chars, "uid": uid, "rlimits": _rlimits(limits)}
+        started = time.monotonic()
+        self.channel.listen(child)
+        reusable = False
+        try:
+            if not _send(self.proc, {"fork": request}):
+                report.machinery_error = f"the grader's fork server is gone ({_describe_exit(self.proc)})"
+                return report
+            frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
+            if frame is None or frame.get("type") != "ready":
+                report.machinery_error = f"the grader's kernel did not start (fork server: {frame or _describe_exit(self.proc)})"
+                return report
+            report.startup_seconds = round(time.monotonic() - started, 2)
+            ended = _serve_cells(self.proc, self.channel, cells, limits, report, lambda: "the notebook's process stopped answering")
+            # the child said "end" or died: the server cleans up after it; a child still running
+            # (over its time) is stopped with the whole sandbox
+            reusable = ended in ("done", "exited") and self._wait_idle()
+        finally:
+            self.channel.forget(child)
+            if not reusable:
+                self.close()
+        return report
+
+    def _wait_idle(self) -> bool:
+        """The server cleaned up after its child and waits for the next one (False: it did not)."""
+        deadline = time.monotonic() + 30
+        while True:
+            frame = self.channel.next_frame(deadline)
+            if frame is None:
+                return False
+            if frame.get("type") == "idle" and frame.get("token") == self.token:
+                return True
+
+
+def _rlimits(limits: Limits) -> dict[str, int]:
+    """What prlimit sets on a single runner (_limits_prefix), for a fork server's child to set on itself."""
+    return {"as": limits.memory_bytes or -1, "cpu": limits.cpu_seconds, "nproc": limits.processes,
+            "fsize": limits.file_bytes, "core": 0, "nofile": 256}
+
+
+_servers_lock = threading.Lock()
+_servers: dict[int, ForkServer] = {}
+
+
+def _server_for(number: int, limits: Limits) -> ForkServer:
+    """The slot's warm server, started (again) if it is missing, dead or made for other limits."""
+    with _servers_lock:
+        server = _servers.get(number)
+    if server is not None and (not server.alive or server.scratch_bytes != limits.scratch_bytes):
+        server.close()
+        server = None
+    if server is None:
+        server = ForkServer(limits, number)
+        with _servers_lock:
+            _servers[number] = server
+    return server
+
+
+def shutdown_servers() -> None:
+    """Stop every fork server (grade() calls this when its run ends: nothing outlives a run)."""
+    with _servers_lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for server in servers:
+        server.close()
 
 
 def _wait_briefly(proc: subprocess.Popen) -> subprocess.Popen:

@@ -81,8 +81,14 @@ def run_ours(work: Path, submissions: Path, env: dict, *extra: str) -> tuple[flo
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise SystemExit("autograder grade failed")
-    scores = {p.parent.name: json.loads(p.read_text())["score"] for p in (work / config.RESULTS_DIR).glob("*/*.json")}
+    records = [json.loads(p.read_text()) for p in (work / config.RESULTS_DIR).glob("*/*.json")]
+    scores = {r["student"]: r["score"] for r in records}
+    cell_seconds.clear()
+    cell_seconds.append(sum(r.get("cells_seconds", 0.0) for r in records))
     return seconds, scores
+
+
+cell_seconds: list[float] = []  # of the last run_ours: time spent in the notebooks' own cells
 
 
 def main() -> int:
@@ -95,14 +101,23 @@ def main() -> int:
         print(f"{n} submissions of {NOTEBOOK} ({os.cpu_count()} cores)")
         plain_s, plain_scores = run_nbgrader(tmp / "course", tmp / "submissions", students, env)
         print(f"plain nbgrader autograde (serial): {plain_s:6.1f} s  ({plain_s / n:.2f} s per submission)")
+        workers = config.default_workers()
+        fresh_s, fresh_scores = run_ours(tmp / "work-fresh", tmp / "submissions", {**env, "AUTOGRADER_FORK_SERVER": "0"})
+        print(f"autograder grade ({workers} workers, a fresh sandbox per submission): {fresh_s:6.1f} s  ({fresh_s / n:.2f} s per submission)")
         ours_s, our_scores = run_ours(tmp / "work", tmp / "submissions", env)
-        print(f"autograder grade ({config.default_workers()} workers, sandboxed):     {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
+        server = "warm fork servers" if os.geteuid() == 0 and config.FORK_SERVER else "fresh sandboxes (not root: no fork server)"
+        print(f"autograder grade ({workers} workers, sandboxed, {server}): {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
+        own = cell_seconds[0]
+        print(f"overhead over executing the notebooks' own cells ({own:.1f} s in all): "
+              f"{(ours_s * workers - own) / n:.2f} s of worker time per submission")
         bare_s, bare_scores = run_ours(tmp / "work-bare", tmp / "submissions", env, "--no-sandbox")
         print(f"autograder grade ({config.default_workers()} workers, --no-sandbox):  {bare_s:6.1f} s  ({bare_s / n:.2f} s per submission)")
         print(f"cost of the sandbox: {(ours_s - bare_s) / n:+.2f} s per submission")
         print(f"speed-up over plain nbgrader: {plain_s / ours_s:.2f}x")
-        if bare_scores != our_scores:
-            print("WARNING: sandboxed and unsandboxed totals differ")
+        if bare_scores != our_scores or fresh_scores != our_scores:
+            print("WARNING: totals differ between fork servers, fresh sandboxes and --no-sandbox")
+        else:
+            print("fork servers, fresh sandboxes and --no-sandbox give identical totals")
         differ = {s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)}
         if differ:
             print("scores that differ (nbgrader, ours):")
