@@ -85,6 +85,7 @@ def run_ours(work: Path, submissions: Path, env: dict, *extra: str) -> tuple[flo
     scores = {r["student"]: r["score"] for r in records}
     cell_seconds.clear()
     cell_seconds.append(sum(r.get("cells_seconds", 0.0) for r in records))
+    cell_seconds.append(sum(r.get("seconds", 0.0) for r in records))
     return seconds, scores
 
 
@@ -107,9 +108,11 @@ def main() -> int:
         ours_s, our_scores = run_ours(tmp / "work", tmp / "submissions", env)
         server = "warm fork servers" if os.geteuid() == 0 and config.FORK_SERVER else "fresh sandboxes (not root: no fork server)"
         print(f"autograder grade ({workers} workers, sandboxed, {server}): {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
-        own = cell_seconds[0]
+        own, each = cell_seconds
         print(f"overhead over executing the notebooks' own cells ({own:.1f} s in all): "
-              f"{(ours_s * workers - own) / n:.2f} s of worker time per submission")
+              f"{(each - own) / n:.2f} s per submission in its worker (align, fork, collect, record), "
+              f"{(ours_s * workers - own) / n:.2f} s of worker time per submission with the run's start-up "
+              "(command, gradebook, one server per worker) spread over the class")
         bare_s, bare_scores = run_ours(tmp / "work-bare", tmp / "submissions", env, "--no-sandbox")
         print(f"autograder grade ({config.default_workers()} workers, --no-sandbox):  {bare_s:6.1f} s  ({bare_s / n:.2f} s per submission)")
         print(f"cost of the sandbox: {(ours_s - bare_s) / n:+.2f} s per submission")
