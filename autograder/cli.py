@@ -43,6 +43,8 @@ def _release(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade import Options, grade, verify
+    from autograder.intake import prepare
+    from autograder.notebooks import notebook_names
     from autograder.sandbox import Limits, SandboxUnavailable, default_memory_bytes
 
     limits = Limits(
@@ -71,9 +73,11 @@ def _grade(args: argparse.Namespace) -> int:
         roster=args.roster,
         students=args.student or None,
     )
+    # a zip or LMS export is laid out once; grade and verify then read the same folder
+    submissions = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout).folder
     try:
-        results = grade(args.submissions, options)
-        checked = verify(args.submissions, options, args.verify, args.verify_seed) if args.verify else []
+        results = grade(submissions, options)
+        checked = verify(submissions, options, args.verify, args.verify_seed) if args.verify else []
     except SandboxUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.intake import read_manifest, released_name
+from autograder.intake import Upload, choose_latest, duplicate_number, read_manifest, released_name
 
 # Student ids become folder names and gradebook keys: keep them boring.
 _STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
@@ -109,19 +109,9 @@ def _the_file(student_dir: Path, name: str, files: list[Path], notebooks: list[s
     Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case:
     such a file still counts, with a note. Of several files for one notebook, the one modified
     last wins (the name's number breaks a tie)."""
-    candidates = [p for p in files if released_name(p.name, notebooks)[0] == name]
+    candidates = [Upload(student_dir.name, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
+                  for p in files if released_name(p.name, notebooks)[0] == name]
     if not candidates:
         return None, ""
-    if len(candidates) == 1 and candidates[0].name == f"{name}.ipynb":
-        return candidates[0], ""
-
-    def order(path: Path) -> tuple:
-        number = re.findall(r"\d+", path.stem.lower().replace(name.lower(), ""))
-        return (path.stat().st_mtime, int(number[-1]) if number else 0)
-
-    candidates.sort(key=order)
-    latest = candidates[-1]
-    notes = [] if latest.name == f"{name}.ipynb" else [f"submitted as {latest.name!r}"]
-    if len(candidates) > 1:
-        notes.append(f"latest of {len(candidates)} files ({', '.join(p.name for p in candidates[:-1])} not graded)")
-    return latest, "; ".join(notes)
+    latest, note = choose_latest(candidates, name, kind="files")
+    return student_dir / latest.original, note

@@ -130,6 +130,20 @@ def _climbs_out(path: PurePosixPath) -> bool:
     return path.is_absolute() or ".." in path.parts or bool(re.match(r"^[A-Za-z]:", str(path)))
 
 
+def _refusal(name: str, size: int, is_link: bool, in_archive: bool) -> str:
+    """Why a file of a zip or of a flat LMS folder is not taken ("" when it is)."""
+    suffix = PurePosixPath(name).suffix.lower()
+    if is_link:
+        return f"refused {name!r}: a link, not a file"
+    if in_archive and suffix in {".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"}:
+        return f"refused {name!r}: archives inside the archive are not opened; submit the .ipynb itself"
+    if suffix != ".ipynb":
+        return f"refused {name!r}: not a Jupyter notebook (.ipynb)"
+    if size > config.MAX_SUBMISSION_BYTES:
+        return f"refused {name!r}: {size / 2**20:.1f} MiB, over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"
+    return ""
+
+
 def _zip_entries(archive: Path) -> list[tuple[PurePosixPath, bytes | None, str]]:
     """(path inside, bytes, refusal) for every file of the zip; bytes are None when refused."""
     entries = []
@@ -143,52 +157,56 @@ def _zip_entries(archive: Path) -> list[tuple[PurePosixPath, bytes | None, str]]
             if info.is_dir():
                 continue
             path = PurePosixPath(info.filename.replace("\\", "/"))
-            mode = info.external_attr >> 16
             if _climbs_out(path):
                 entries.append((path, None, f"refused {info.filename!r}: its path leaves the submissions folder"))
-            elif stat.S_ISLNK(mode):
-                entries.append((path, None, f"refused {info.filename!r}: a link, not a file"))
-            elif path.name.startswith(".") or path.parts[0] == "__MACOSX":
+                continue
+            if path.name.startswith(".") or path.parts[0] == "__MACOSX":
                 continue  # macOS and editor debris
-            elif path.suffix.lower() in {".zip", ".tar", ".gz", ".tgz", ".7z", ".rar"}:
-                entries.append((path, None, f"refused {info.filename!r}: archives inside the archive are not opened; submit the .ipynb itself"))
-            elif path.suffix.lower() != ".ipynb":
-                entries.append((path, None, f"refused {info.filename!r}: not a Jupyter notebook (.ipynb)"))
-            elif info.file_size > config.MAX_SUBMISSION_BYTES:
-                entries.append((path, None, f"refused {info.filename!r}: {info.file_size / 2**20:.1f} MiB, over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"))
-            elif total + info.file_size > config.MAX_INTAKE_BYTES:
-                entries.append((path, None, f"refused {info.filename!r}: the archive holds more than {config.MAX_INTAKE_BYTES / 2**30:g} GiB of notebooks"))
-            else:
-                with zf.open(info) as handle:  # read at most the limit: a lying header cannot flood the disk
-                    data = handle.read(config.MAX_SUBMISSION_BYTES + 1)
-                if len(data) > config.MAX_SUBMISSION_BYTES:
-                    entries.append((path, None, f"refused {info.filename!r}: over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"))
-                    continue
-                total += len(data)
-                entries.append((path, data, ""))
+            refused = _refusal(info.filename, info.file_size, stat.S_ISLNK(info.external_attr >> 16), in_archive=True)
+            if not refused and total + info.file_size > config.MAX_INTAKE_BYTES:
+                refused = f"refused {info.filename!r}: the archive holds more than {config.MAX_INTAKE_BYTES / 2**30:g} GiB of notebooks"
+            if refused:
+                entries.append((path, None, refused))
+                continue
+            with zf.open(info) as handle:  # read at most the limit: a lying header cannot flood the disk
+                data = handle.read(config.MAX_SUBMISSION_BYTES + 1)
+            if len(data) > config.MAX_SUBMISSION_BYTES:
+                entries.append((path, None, f"refused {info.filename!r}: over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"))
+                continue
+            total += len(data)
+            entries.append((path, data, ""))
     return entries
 
 
 def _folder_entries(folder: Path) -> list[tuple[PurePosixPath, bytes | None, str]]:
     entries = []
     for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
-        if path.is_symlink():
-            entries.append((PurePosixPath(path.name), None, f"refused {path.name!r}: a link, not a file"))
-        elif path.suffix.lower() != ".ipynb":
-            entries.append((PurePosixPath(path.name), None, f"refused {path.name!r}: not a Jupyter notebook (.ipynb)"))
-        elif path.stat().st_size > config.MAX_SUBMISSION_BYTES:
-            entries.append((PurePosixPath(path.name), None, f"refused {path.name!r}: over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"))
-        else:
-            entries.append((PurePosixPath(path.name), path.read_bytes(), ""))
+        refused = _refusal(path.name, path.stat().st_size, path.is_symlink(), in_archive=False)
+        entries.append((PurePosixPath(path.name), None if refused else path.read_bytes(), refused))
     return entries
+
+
+def duplicate_number(stem: str) -> int:
+    """The number a browser or LMS appended to a name (`x (2)`, `x-2`: 2), 0 if none."""
+    suffix = _DUPLICATE_SUFFIX.search(stem)
+    return int(re.sub(r"\D", "", suffix.group()) or 0) if suffix else 0
+
+
+def choose_latest(candidates: list[Upload], notebook: str, kind: str = "uploads") -> tuple[Upload, str]:
+    """The upload that counts for `notebook` (the largest `order`), and a note when it is not
+    simply `<notebook>.ipynb` handed in once."""
+    candidates = sorted(candidates, key=lambda u: u.order)
+    latest = candidates[-1]
+    notes = [] if latest.uploaded_as == f"{notebook}.ipynb" else [f"submitted as {latest.uploaded_as!r}"]
+    if len(candidates) > 1:
+        notes.append(f"latest of {len(candidates)} {kind} ({', '.join(u.original for u in candidates[:-1])} not graded)")
+    return latest, "; ".join(notes)
 
 
 def _upload(path: PurePosixPath, data: bytes | None, refused: str, roster: dict[str, str]) -> Upload | None:
     """Whose file this is, from a folder (`alice/x.ipynb`) or a Canvas name; None if nobody's."""
     if len(path.parts) >= 2:  # a zipped folder of student folders: the innermost folder is the student
-        suffix = _DUPLICATE_SUFFIX.search(path.stem)
-        return Upload(usable_student_id(path.parts[-2]), str(path), path.name, (0, int(re.sub(r"\D", "", suffix.group()) or 0) if suffix else 0),
-                      None, data, refused)
+        return Upload(usable_student_id(path.parts[-2]), str(path), path.name, (0, duplicate_number(path.stem)), None, data, refused)
     match = _CANVAS.match(path.name)
     if match is None:
         return None
@@ -224,14 +242,12 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
             notes.append(f"refused {str(path)!r}: whose is it? Neither in a student's folder nor named by the LMS (name_userid_fileid_file)")
         else:
             uploads.append(upload)
-    target = Path(workdir) / INTAKE_DIR / "submissions"
-    if target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True)
+    target = _fresh_target(workdir)
+    target.mkdir()
     manifest: dict[str, dict] = {}
     chosen: dict[tuple[str, str], list[Upload]] = {}
     for upload in uploads:
-        notebook, renamed = released_name(upload.uploaded_as, released)
+        notebook, _ = released_name(upload.uploaded_as, released)
         if notebook is None:
             if not upload.refused:
                 notes.append(f"{upload.student}: {upload.original!r} is not a released notebook ({', '.join(released)}); not graded")
@@ -241,15 +257,8 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
             continue
         chosen.setdefault((upload.student, notebook), []).append(upload)
     for (student, notebook), candidates in sorted(chosen.items()):
-        candidates.sort(key=lambda u: u.order)
-        latest = candidates[-1]
-        entry = {"original": latest.original, "late": latest.late, "note": "", "problem": ""}
-        notes_here = []
-        if latest.uploaded_as != f"{notebook}.ipynb":
-            notes_here.append(f"submitted as {latest.uploaded_as!r}")
-        if len(candidates) > 1:
-            notes_here.append(f"latest of {len(candidates)} uploads ({', '.join(u.original for u in candidates[:-1])} not graded)")
-        entry["note"] = "; ".join(notes_here)
+        latest, note = choose_latest(candidates, notebook)
+        entry = {"original": latest.original, "late": latest.late, "note": note, "problem": ""}
         (target / student).mkdir(exist_ok=True)
         if latest.refused:
             entry["problem"] = latest.refused
@@ -269,14 +278,21 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
 
 def _with_empty_students(source: Path, workdir: Path, missing: list[str], notes: list[str], out: TextIO | None) -> Intake:
     """A copy of the student folders plus an empty folder for each roster student without one."""
-    target = Path(workdir) / INTAKE_DIR / "submissions"
-    if target.exists():
-        shutil.rmtree(target)
+    target = _fresh_target(workdir)
     shutil.copytree(source, target, symlinks=True)
     for student in missing:
         (target / student).mkdir(exist_ok=True)
     _say(notes, out)
     return Intake(target, notes)
+
+
+def _fresh_target(workdir: Path) -> Path:
+    """`<workdir>/intake/submissions`, emptied (not yet created): each intake starts from nothing."""
+    target = Path(workdir) / INTAKE_DIR / "submissions"
+    if target.exists():
+        shutil.rmtree(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
 
 
 def _say(notes: list[str], out: TextIO | None) -> None:

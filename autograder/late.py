@@ -91,14 +91,18 @@ class Lateness:
     policy: Policy
     timestamps: dict[tuple[str, str | None], datetime] | None = None
 
-    def submission_time(self, student: str, notebook: str, path: Path | None, previous: dict | None) -> tuple[datetime | None, str, str]:
-        """(time, where it came from, a warning or "")."""
+    def recorded_time(self, student: str, notebook: str, previous: dict | None) -> tuple[datetime, str] | None:
+        """(time, where it came from) from the --timestamps CSV or an earlier grading, if either has one."""
         if self.timestamps is not None:
             for key in ((student, notebook), (student, None)):
                 if key in self.timestamps:
-                    return self.timestamps[key], "timestamps CSV", ""
+                    return self.timestamps[key], "timestamps CSV"
         if previous and previous.get("submitted_at"):
-            return parse_time(previous["submitted_at"]), previous.get("source", "") or "earlier grading", ""
+            return parse_time(previous["submitted_at"]), previous.get("source", "") or "earlier grading"
+        return None
+
+    def file_time(self, student: str, notebook: str, path: Path | None) -> tuple[datetime | None, str, str]:
+        """(the file's modification time, its source, a warning): the last resort."""
         if path is not None and Path(path).exists():
             when = datetime.fromtimestamp(Path(path).stat().st_mtime, tz=timezone.utc).astimezone()
             return when, "file modification time", (
@@ -111,15 +115,22 @@ class Lateness:
 
         `lms_late` is the LMS export's own mark (autograder/intake.py); it stands in for a time
         when neither --timestamps nor an earlier grading gives one: the file's modification time
-        after unzipping is the time the zip was made, not when the student handed in."""
-        if lms_late is not None and not self._known_time(student, notebook, previous):
-            return self._from_lms_mark(student, notebook, score, lms_late)
-        when, source, warning = self.submission_time(student, notebook, path, previous)
-        warnings = [warning] if warning else []
-        days = late_days(when, self.deadline) if when else 0
+        after unzipping is the time the zip was made, not when the student handed in. Without a
+        time, late counts as 1 day (the least it can be) and not late as on time."""
+        recorded = self.recorded_time(student, notebook, previous)
+        warnings: list[str] = []
+        if recorded is None and lms_late is not None:
+            when, source, days = None, "LMS export: marked late" if lms_late else "LMS export: not marked late", int(lms_late)
+            if lms_late:
+                warnings.append(f"warning: {student}/{notebook}: the LMS marked it late but gives no time; counted 1 day late "
+                                "(give --timestamps for the real number of days)")
+        else:
+            when, source, warning = (*recorded, "") if recorded else self.file_time(student, notebook, path)
+            warnings += [warning] if warning else []
+            days = late_days(when, self.deadline) if when else 0
+            if path is not None and days == 0 and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file()):
+                warnings.append(f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; check it")
         penalty = self.policy.penalty(days)
-        if path is not None and days == 0 and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file()):
-            warnings.append(f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; check it")
         record = {
             "submitted_at": when.isoformat(timespec="seconds") if when else "",
             "source": source,
@@ -130,23 +141,3 @@ class Lateness:
             "final_score": final_score(score, penalty),
         }
         return record, warnings
-
-    def _known_time(self, student: str, notebook: str, previous: dict | None) -> bool:
-        in_csv = self.timestamps is not None and ((student, notebook) in self.timestamps or (student, None) in self.timestamps)
-        return in_csv or bool(previous and previous.get("submitted_at"))
-
-    def _from_lms_mark(self, student: str, notebook: str, score: float, late: bool) -> tuple[dict, list[str]]:
-        """No time, only the LMS's mark: late counts as 1 day (the least it can be), on time as 0."""
-        days = 1 if late else 0
-        warnings = [f"warning: {student}/{notebook}: the LMS marked it late but gives no time; counted 1 day late "
-                    "(give --timestamps for the real number of days)"] if late else []
-        penalty = self.policy.penalty(days)
-        return {
-            "submitted_at": "",
-            "source": "LMS export: marked late" if late else "LMS export: not marked late",
-            "deadline": self.deadline.isoformat(timespec="seconds"),
-            "policy": self.policy.text,
-            "late_days": days,
-            "penalty": penalty,
-            "final_score": final_score(score, penalty),
-        }, warnings

@@ -309,6 +309,12 @@ class _Channel:
         return frame
 
 
+def _tail(errors) -> str:
+    """The end of what a runner wrote to its stderr file before it could answer."""
+    errors.seek(0)
+    return errors.read()[-2000:].decode("utf-8", "replace").strip() or "no message"
+
+
 def _describe_exit(proc: subprocess.Popen) -> str:
     return _describe_code(proc.poll())
 
@@ -371,9 +377,7 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
                          "max_output": limits.max_output_chars})
             frame = channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != "ready":
-                errors.seek(0)
-                detail = errors.read()[-2000:].decode("utf-8", "replace").strip()
-                report.machinery_error = f"the grader's kernel did not start ({_describe_exit(proc)}): {detail or 'no message'}"
+                report.machinery_error = f"the grader's kernel did not start ({_describe_exit(proc)}): {_tail(errors)}"
                 return report
             report.startup_seconds = round(time.monotonic() - started, 2)
             _serve_cells(proc, channel, cells, limits, report, lambda: _describe_exit(_wait_briefly(proc)))
@@ -452,11 +456,9 @@ class ForkServer:
         _send(self.proc, {"zygote": True, "token": self.token})
         frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
         if frame is None or frame.get("type") != "zygote":
-            self.errors.seek(0)
-            detail = self.errors.read()[-2000:].decode("utf-8", "replace").strip()
-            self.close()
-            raise RuntimeError(f"the grader's fork server did not start ({_describe_exit(self.proc)}): {detail or 'no message'}")
-        self.startup_seconds = round(time.monotonic() - started, 2)
+            why = f"the grader's fork server did not start ({_describe_exit(self.proc)}): {_tail(self.errors)}"
+            self.close()  # after describing the exit: the kill would otherwise be reported as its cause
+            raise RuntimeError(why)
 
     @property
     def alive(self) -> bool:
