@@ -166,3 +166,81 @@ class Encoder(nn.Module):
         for block in self.layers:
             h = block(h, mask)
         return self.norm(h)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention (queries from the target, keys and values from the encoder's
+    memory), then the feed-forward network; each sublayer inside a residual connection with its own
+    LayerNorm (norm1, norm2, norm3), post-LN or pre-LN as in EncoderLayer.
+    """
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.residual_dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    sublayer = EncoderLayer.sublayer  # the same residual-and-norm wiring as the encoder's
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        """x: (batch, L_tgt, d_model), memory: (batch, L_src, d_model) -> (batch, L_tgt, d_model).
+        tgt_mask: e.g. causal (L_tgt, L_tgt); memory_mask: e.g. the source padding (batch, 1, 1, L_src)."""
+        h = self.sublayer(x, self.norm1, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
+        h = self.sublayer(h, self.norm2, lambda y: self.cross_attn(y, memory, memory, memory_mask)[0])
+        return self.sublayer(h, self.norm3, self.feed_forward)
+
+
+class Decoder(nn.Module):
+    """num_layers DecoderLayers, each with its own weights (`layers`), then a final LayerNorm (`norm`)."""
+
+    def __init__(self, d_model, num_heads, d_ff, num_layers, dropout=0.0, norm_first=False):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, num_heads, d_ff, dropout=dropout, norm_first=norm_first) for _ in range(num_layers)
+        )
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, memory, tgt_mask=None, memory_mask=None):
+        """x: (batch, L_tgt, d_model), memory: (batch, L_src, d_model) -> (batch, L_tgt, d_model)."""
+        h = x
+        for block in self.layers:
+            h = block(h, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+        return self.norm(h)
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder: source and target token ids in, logits (batch, L_tgt, tgt_vocab) out, no softmax.
+
+    Embeddings are multiplied by sqrt(d_model) before the positional table is added (one table, shared by
+    both sides). src_mask is a padding mask (batch, 1, 1, L_src), used by the encoder's self-attention
+    and by the decoder's cross-attention; tgt_mask is usually causal (L_tgt, L_tgt).
+    """
+
+    def __init__(self, src_vocab, tgt_vocab, d_model=512, num_heads=8, num_layers=6, d_ff=2048,
+                 dropout=0.1, max_len=5000):
+        super().__init__()
+        self.embed_scale = math.sqrt(d_model)  # embeddings are multiplied by sqrt(d_model)
+        self.src_embed, self.tgt_embed = nn.Embedding(src_vocab, d_model), nn.Embedding(tgt_vocab, d_model)
+        self.pos_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
+        sizes = dict(d_model=d_model, num_heads=num_heads, d_ff=d_ff, num_layers=num_layers, dropout=dropout)
+        self.encoder, self.decoder = Encoder(**sizes), Decoder(**sizes)
+        self.generator = nn.Linear(in_features=d_model, out_features=tgt_vocab)
+
+    def embed(self, table, tokens):
+        """(batch, L) token ids -> (batch, L, d_model): scaled embeddings plus positions."""
+        return self.pos_encoding(table(tokens) * self.embed_scale)
+
+    def encode(self, src, src_mask=None):
+        """(batch, L_src) ids -> memory (batch, L_src, d_model)."""
+        return self.encoder(self.embed(self.src_embed, src), src_mask)
+
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None):
+        """(batch, L_tgt) ids and the memory -> features (batch, L_tgt, d_model), before the generator."""
+        return self.decoder(self.embed(self.tgt_embed, tgt), memory, tgt_mask=tgt_mask, memory_mask=src_mask)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
+        features = self.decode(tgt, self.encode(src, src_mask), src_mask=src_mask, tgt_mask=tgt_mask)
+        return self.generator(features)  # (batch, L_tgt, tgt_vocab)

@@ -340,3 +340,65 @@ def test_encoder_equals_torch(norm_first):
         _randomise_norms(one, gen)
         _copy_encoder_layer(one, ref)
     torch.testing.assert_close(one(x), ref(x), atol=1e-10, rtol=1e-8)
+
+
+# --- the encoder-decoder chapters 09 and 10 build on ----------------------------------------------
+
+from course.provided import Decoder, DecoderLayer, Transformer  # noqa: E402
+
+
+def _copy_decoder_layer(mine: DecoderLayer, theirs: torch.nn.TransformerDecoderLayer) -> None:
+    _copy_attention(mine.self_attn, theirs.self_attn)
+    _copy_attention(mine.cross_attn, theirs.multihead_attn)
+    for a, b in ((mine.feed_forward.linear1, theirs.linear1), (mine.feed_forward.linear2, theirs.linear2),
+                 (mine.norm1, theirs.norm1), (mine.norm2, theirs.norm2), (mine.norm3, theirs.norm3)):
+        b.weight.copy_(a.weight)
+        b.bias.copy_(a.bias)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_equals_torch(norm_first):
+    torch.manual_seed(4)
+    gen = torch.Generator().manual_seed(5)
+    mine = Decoder(12, 3, 24, num_layers=2, dropout=0.3, norm_first=norm_first).double().eval()
+    layer = torch.nn.TransformerDecoderLayer(12, 3, 24, dropout=0.3, batch_first=True, norm_first=norm_first)
+    theirs = torch.nn.TransformerDecoder(layer, 2, norm=torch.nn.LayerNorm(12)).double().eval()
+    with torch.no_grad():
+        _randomise_norms(mine, gen)
+        for a, b in zip(mine.layers, theirs.layers):
+            _copy_decoder_layer(a, b)
+        theirs.norm.weight.copy_(mine.norm.weight)
+        theirs.norm.bias.copy_(mine.norm.bias)
+    assert mine.layers[0].cross_attn is not mine.layers[0].self_attn
+    x, memory = torch.randn(3, 5, 12, dtype=torch.float64), torch.randn(3, 6, 12, dtype=torch.float64)
+    keep, causal = padding_mask([6, 2, 4], 6), causal_mask(5)
+    expected = theirs(x, memory, tgt_mask=~causal, memory_key_padding_mask=~keep[:, 0, 0])
+    torch.testing.assert_close(mine(x, memory, tgt_mask=causal, memory_mask=keep), expected, atol=1e-10, rtol=1e-8)
+
+
+def test_transformer_equals_torch():
+    """Embeddings x sqrt(d_model) + the sinusoidal table, torch.nn.Transformer, a linear generator."""
+    torch.manual_seed(6)
+    mine = Transformer(9, 11, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.1, max_len=20).double().eval()
+    theirs = torch.nn.Transformer(16, 4, 2, 2, 32, dropout=0.1, batch_first=True).double().eval()
+    with torch.no_grad():
+        for a, b in zip(mine.encoder.layers, theirs.encoder.layers):
+            _copy_encoder_layer(a, b)
+        for a, b in zip(mine.decoder.layers, theirs.decoder.layers):
+            _copy_decoder_layer(a, b)
+        for a, b in ((mine.encoder.norm, theirs.encoder.norm), (mine.decoder.norm, theirs.decoder.norm)):
+            b.weight.copy_(a.weight)
+            b.bias.copy_(a.bias)
+    src, tgt = torch.randint(9, (2, 7)), torch.randint(11, (2, 5))
+    keep, causal = padding_mask([7, 4], 7), causal_mask(5)
+    pe = sinusoidal_positional_encoding(20, 16).double()
+
+    def embed(table, ids):
+        return table(ids) * 4.0 + pe[: ids.shape[1]]  # sqrt(16) = 4
+
+    features = theirs(embed(mine.src_embed, src), embed(mine.tgt_embed, tgt), tgt_mask=~causal,
+                      src_key_padding_mask=~keep[:, 0, 0], memory_key_padding_mask=~keep[:, 0, 0])
+    torch.testing.assert_close(mine(src, tgt, src_mask=keep, tgt_mask=causal), mine.generator(features),
+                               atol=1e-10, rtol=1e-8)
+    assert sum(p.numel() for p in mine.parameters()) == (
+        sum(p.numel() for p in theirs.parameters()) + (9 + 11) * 16 + mine.generator.weight.numel() + 11)
