@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: book serve test release check-release publish samples bench-grade clean help
+.PHONY: book serve test release check-release publish samples bench bench-grade clean help
 
 help:
 	@echo "make book          build the course website into _build/html"
@@ -17,6 +17,7 @@ help:
 	@echo "make check-release fail if chapters/ is out of date with solutions/"
 	@echo "make publish       write the public release (book, lessons, student notebooks; no solutions) into _publish/"
 	@echo "make samples       write a demo class of submissions to grading/samples"
+	@echo "make bench         train chapter 09's Transformer from scratch: seconds to 99% exact match"
 	@echo "make bench-grade   time plain nbgrader against autograder on 30 submissions"
 
 $(VENV)/.installed: pyproject.toml
@@ -53,6 +54,9 @@ publish: $(VENV)/.installed
 
 samples: $(VENV)/.installed
 	$(PY) -m autograder.samples grading/samples
+
+bench: $(VENV)/.installed
+	$(PY) tools/bench_train.py
 
 bench-grade: $(VENV)/.installed
 	$(PY) tools/bench_grade.py
