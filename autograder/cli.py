@@ -1,7 +1,7 @@
 """Command line: a thin layer over the pipeline's functions.
 
     python -m autograder release [--check]
-    python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR] [--workers N] [--force] [--no-sandbox]
+    python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR] [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
     python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
     python -m autograder export --out grades.csv [--workdir DIR]
     python -m autograder report --out DIR [--workdir DIR]
@@ -72,13 +72,14 @@ def _grade(args: argparse.Namespace) -> int:
         sandboxed=not args.no_sandbox,
         roster=args.roster,
         students=args.student or None,
+        scheduler=args.scheduler,
     )
     # a zip or LMS export is laid out once; grade and verify then read the same folder
     submissions = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout).folder
     try:
         results = grade(submissions, options)
         checked = verify(submissions, options, args.verify, args.verify_seed) if args.verify else []
-    except SandboxUnavailable as exc:
+    except (SandboxUnavailable, ConnectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if any(r.internal_error for r in results):
@@ -149,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "gradebook export): names the LMS files and lists who submitted nothing")
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="grade on a Dask cluster: tcp://HOST:8786 (workers need this repository "
+                   "installed and bubblewrap), or local:N for N worker processes on this machine (default: local threads)")
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
     p.add_argument("--student", action="append", help="grade only this student (repeatable); with --force, regrade them "

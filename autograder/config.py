@@ -60,6 +60,12 @@ CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop befo
 MAX_SUBMISSION_BYTES = 20 << 20
 MAX_INTAKE_BYTES = 4 << 30
 
+# Dask (autograder/cluster.py, `grade --scheduler`): how long to wait for a scheduler, and how
+# many times a submission may take its worker down with it before it counts as a grader failure
+# (Dask's default, 3, would restart workers three times for one submission that kills them).
+DASK_CONNECT_TIMEOUT_S = 20
+DASK_ALLOWED_FAILURES = 1
+
 # Late work (autograder/late.py): the policy `grade --deadline` applies unless --late-policy is given.
 LATE_POLICY = "10%/day, max 3 days"
 

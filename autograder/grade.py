@@ -48,6 +48,7 @@ class Options:
     lateness: Lateness | None = None  # --deadline (and --late-policy, --timestamps)
     roster: Path | None = None  # --roster CSV: LMS ids -> student names; who submitted nothing
     students: list[str] | None = None  # --student: grade only these (with force: regrade one student, nothing else)
+    scheduler: str | None = None  # --scheduler: a Dask scheduler address, or local:N (autograder/cluster.py)
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -136,9 +137,17 @@ def grade(
                 todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
         for warning in warnings:
             print(warning, file=out, flush=True)
+        cluster = None
+        if options.scheduler and todo:
+            from autograder.cluster import DaskPool
+
+            print(f"Connecting to the Dask cluster {options.scheduler} ...", file=out, flush=True)
+            cluster = DaskPool(options.scheduler)
+        where = f"{options.workers} worker(s)" if cluster is None else \
+            f"{cluster.workers} Dask worker(s) of {options.scheduler}"
         print(
             f"Grading {len(todo)} submission(s) of {len(submissions)} "
-            f"({len(submissions) - len(todo)} already graded and unchanged) with {options.workers} worker(s)"
+            f"({len(submissions) - len(todo)} already graded and unchanged) with {where}"
             + ("" if options.sandboxed else ", NOT sandboxed"),
             file=out,
             flush=True,
@@ -165,11 +174,17 @@ def grade(
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
         try:
-            with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
-                futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
-                for done, future in enumerate(as_completed(futures), 1):
-                    record(done, future.result())
+            if cluster is not None:
+                for done, result in enumerate(cluster.run(todo, runner, options.retries), 1):
+                    record(done, result)
+            else:
+                with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
+                    futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
+                    for done, future in enumerate(as_completed(futures), 1):
+                        record(done, future.result())
         finally:
+            if cluster is not None:
+                cluster.close()
             shutdown_servers()  # the warm sandboxes of this run end with it
     ordered = [results[(s.student, s.notebook)] for s in submissions]
     print(summary(ordered, time.monotonic() - started), file=out, flush=True)

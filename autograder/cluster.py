@@ -1,0 +1,113 @@
+"""Grading on a Dask distributed cluster: the same per-submission function, run by Dask workers.
+
+`grade --scheduler tcp://HOST:8786` sends each submission to a cluster whose workers have this
+course repository installed and the sandbox available (bubblewrap; root for fork servers);
+`--scheduler local:N` starts a LocalCluster of N worker processes on this machine.
+
+What travels is plain data: the submission's bytes and the source notebook's bytes (so a worker
+needs no access to the instructor's folders) and, back, a Result. The client stays the one
+writer of grading state; a worker only computes. A worker that dies or a task that fails is
+reported as a grader failure for that submission alone (never stored: the next run grades it
+again), exactly like a failure of a local worker.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from autograder.execute import Job, Result, execute_submission, zero_result
+
+Runner = Callable[[Job], Result]
+
+
+def _job_payload(job: Job) -> dict:
+    sub = job.submission
+    return {
+        "job": replace(job, submission=replace(sub, path=None)),
+        "submission": sub.path.read_bytes() if sub.path is not None and sub.problem is None else None,
+        "source": Path(job.source_path).read_bytes(),
+    }
+
+
+def run_payload(payload: dict, runner: Runner = execute_submission, retries: int = 1) -> Result:
+    """On a worker: lay the bytes out in a private temporary folder and grade them there."""
+    from autograder.grade import _safe_run
+
+    job: Job = payload["job"]
+    with tempfile.TemporaryDirectory(prefix="autograder-task-") as tmp:
+        folder = Path(tmp)
+        source = folder / "source" / Path(job.source_path).name
+        source.parent.mkdir()
+        source.write_bytes(payload["source"])
+        submission = job.submission
+        if payload["submission"] is not None:
+            path = folder / "submission" / f"{submission.notebook}.ipynb"
+            path.parent.mkdir()
+            path.write_bytes(payload["submission"])
+            submission = replace(submission, path=path)
+        return _safe_run(runner, replace(job, submission=submission, source_path=source), retries)
+
+
+def _stop_servers() -> None:
+    from autograder.sandbox import shutdown_servers
+
+    shutdown_servers()
+
+
+class DaskPool:
+    """The grading loop's view of a cluster: submit jobs, iterate over results as they finish."""
+
+    def __init__(self, scheduler: str):
+        import dask
+        from distributed import Client, LocalCluster
+
+        from autograder import config
+
+        # a scheduler reads this when it starts (local:N); a remote one has its own setting
+        dask.config.set({"distributed.scheduler.allowed-failures": config.DASK_ALLOWED_FAILURES})
+        self.cluster = None
+        if scheduler.startswith("local:"):
+            try:
+                count = int(scheduler.split(":", 1)[1])
+            except ValueError:
+                raise ValueError(f"--scheduler local:N takes a number of workers, not {scheduler!r}") from None
+            if count < 1:
+                raise ValueError(f"--scheduler local:N needs N >= 1, got {count}")
+            # one thread per worker process: each runs one sandbox at a time, like a local worker
+            self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, silence_logs=40)
+            self.client = Client(self.cluster)
+        else:
+            try:
+                self.client = Client(scheduler, timeout=config.DASK_CONNECT_TIMEOUT_S)
+            except OSError as exc:
+                raise ConnectionError(f"could not reach the Dask scheduler at {scheduler}: {exc} "
+                                      "(is `dask scheduler` running there, and the port open?)") from None
+        self.workers = len(self.client.scheduler_info().get("workers", {}))
+
+    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]:
+        """Results in the order they finish; a task lost with its worker becomes a grader failure."""
+        from distributed import as_completed
+
+        futures = {}
+        for job in jobs:
+            future = self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False, retries=retries)
+            futures[future] = job
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # noqa: BLE001 - a worker died or could not run the task
+                yield zero_result(futures[future], "not graded: the grader failed",
+                                  internal_error=f"Dask: {type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        try:
+            self.client.run(_stop_servers)  # the warm sandboxes of this run end with it
+        except Exception:  # noqa: BLE001 - workers already gone
+            pass
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
