@@ -48,7 +48,7 @@ def test_local_cluster_gives_the_gradebook_of_a_local_run(a_class, tmp_path):
         [(r.student, r.score, [c.points for c in r.cells], r.reason) for r in local]
     assert len({r.student for r in dask}) > 15 and not any(r.internal_error for r in dask)
     # a second run on the cluster grades nothing again: the records are the client's
-    again, again_csv, out = _graded_csv(a_class, tmp_path / "dask", scheduler="local:2")
+    _, again_csv, out = _graded_csv(a_class, tmp_path / "dask", scheduler="local:2")
     assert "Grading 0 submission(s)" in out and again_csv == local_csv
 
 
