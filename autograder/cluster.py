@@ -14,9 +14,9 @@ again), exactly like a failure of a local worker.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Callable, Iterator
 
 from autograder.execute import Job, Result, execute_submission, zero_result
 
