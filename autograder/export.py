@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 
 from autograder import config
-from autograder.gradebook import atomic_write, ensure_tools_on_path, load_results
+from autograder.gradebook import atomic_write, load_results, open_gradebook
 from autograder.late import final_score
 from autograder.notebooks import max_points, notebook_names, read, source_notebook
 
@@ -31,9 +31,6 @@ def _cell_order(notebook: str, gradebook_cells: list[str]) -> list[str]:
 
 
 def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> tuple[list[str], list[dict]]:
-    from nbgrader.api import Gradebook
-
-    ensure_tools_on_path()
     records = {(r.student, r.notebook): r for r in load_results(workdir)}
     columns: list[str] = []
     out: list[dict] = []
@@ -41,7 +38,7 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     if db.startswith("sqlite:///") and not Path(db[len("sqlite:///"):]).exists():
         raise FileNotFoundError(f"no gradebook at {db[len('sqlite:///'):]}: run `autograder grade` first")
     known = notebook_names()
-    with Gradebook(db, course_id=config.COURSE_ID) as gb:
+    with open_gradebook(db) as gb:
         assignments = sorted(gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name))
         for assignment in assignments:
             for notebook in assignment.notebooks:

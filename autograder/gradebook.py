@@ -63,16 +63,29 @@ def load_results(workdir: Path) -> list[Result]:
     return results
 
 
+def open_gradebook(url: str):
+    """nbgrader's Gradebook at `url` (SQLite file or any SQLAlchemy URL, e.g. PostgreSQL), or a
+    ConnectionError that names the database (password hidden) and says what went wrong."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    ensure_tools_on_path()
+    try:
+        return Gradebook(url, course_id=config.COURSE_ID)
+    except (SQLAlchemyError, ImportError) as exc:
+        shown = make_url(url).render_as_string(hide_password=True)
+        first = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise ConnectionError(f"could not open the gradebook {shown}: {first}") from None
+
+
 class Writer:
     """Stores results as they arrive. Use as a context manager."""
 
     def __init__(self, workdir: Path, db_url: str | None = None):
-        from nbgrader.api import Gradebook
-
-        ensure_tools_on_path()
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.gradebook = Gradebook(config.gradebook_url(self.workdir, db_url), course_id=config.COURSE_ID)
+        self.gradebook = open_gradebook(config.gradebook_url(self.workdir, db_url))
 
     def __enter__(self) -> "Writer":
         return self

@@ -30,9 +30,9 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "autograder", *args]
 
 
-def grade_until_killed(subs: Path, work: Path, after_lines: int) -> None:
-    """Start `grade`, SIGKILL it once `after_lines` submissions have been reported."""
-    proc = subprocess.Popen(cli("grade", str(subs), "--workdir", str(work), "--workers", "2"),
+def grade_until_killed(subs: Path, work: Path, after_lines: int, *extra: str) -> None:
+    """Start `grade` (with `extra` arguments), SIGKILL it once `after_lines` submissions have been reported."""
+    proc = subprocess.Popen(cli("grade", str(subs), "--workdir", str(work), "--workers", "2", *extra),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=config.REPO_ROOT)
     seen = 0
     for line in proc.stdout:
@@ -55,8 +55,8 @@ def gradebook_rows(work: Path) -> list[tuple]:
         ).fetchall())
 
 
-def export(work: Path, out: Path) -> bytes:
-    proc = subprocess.run(cli("export", "--workdir", str(work), "--out", str(out)), capture_output=True, text=True,
+def export(work: Path, out: Path, *extra: str) -> bytes:
+    proc = subprocess.run(cli("export", "--workdir", str(work), "--out", str(out), *extra), capture_output=True, text=True,
                           cwd=config.REPO_ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return out.read_bytes()
