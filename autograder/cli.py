@@ -3,7 +3,7 @@
     python -m autograder release [--check]
     python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR] [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
     python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
-    python -m autograder export --out grades.csv [--workdir DIR]
+    python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
     python -m autograder report --out DIR [--workdir DIR]
     python -m autograder publish [--out DIR]
 """
@@ -96,8 +96,23 @@ def _feedback(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from autograder.export import export_csv
+    from autograder.export import export_canvas, export_csv
 
+    if args.format == "canvas":
+        ids = {}
+        for pair in args.assignment_id or []:
+            notebook, sep, number = pair.partition("=")
+            if not sep or not number.strip().isdigit():
+                raise ValueError(f"--assignment-id takes NOTEBOOK=CANVAS_ASSIGNMENT_ID, e.g. 02_dot_product_attention=1234, not {pair!r}")
+            ids[notebook.strip()] = number.strip()
+        students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, ids)
+        for warning in warnings:
+            print(f"warning: {warning}")
+        print(f"Wrote {students} student(s) to {args.out} in Canvas's gradebook import layout "
+              "(Canvas: Grades > Import)")
+        return 0
+    if args.roster or args.assignment_id:
+        raise ValueError("--roster and --assignment-id go with --format canvas")
     rows = export_csv(args.out, args.workdir, args.db)
     print(f"Wrote {rows} row(s) to {args.out}")
     return 0
@@ -182,8 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     with_workdir(p)
     p.set_defaults(func=_feedback)
 
-    p = sub.add_parser("export", help="write the gradebook as CSV: one row per student and notebook")
+    p = sub.add_parser("export", help="write the gradebook as CSV: one row per student and notebook, or for Canvas's import")
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--format", choices=["csv", "canvas"], default="csv",
+                   help="csv (default): every test cell, reasons, late columns; canvas: one column per notebook, "
+                        "the layout Canvas's gradebook import reads")
+    p.add_argument("--roster", type=Path, help="with --format canvas: the roster given to grade (fills Canvas's ID column)")
+    p.add_argument("--assignment-id", action="append", metavar="NOTEBOOK=ID",
+                   help="with --format canvas: the Canvas assignment id of a notebook (repeatable)")
     with_workdir(p)
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.set_defaults(func=_export)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 from autograder import config
@@ -78,3 +79,64 @@ def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: s
     writer.writerows(data)
     atomic_write(Path(out_path), text.getvalue())
     return len(data)
+
+
+# --- Canvas: the layout its gradebook import reads ------------------------------------------------
+# Canvas's importer (canvas-lms lib/gradebook_importer.rb) wants a header row whose first columns
+# are "Student", "ID" and, after the optional "SIS User ID" and "SIS Login ID", "Section"; every
+# later column is an assignment, matched by the id in "Title (123)" or else by its title (a title
+# Canvas does not know becomes a new assignment). A row whose first cell says "Points Possible"
+# gives the assignments' maximum. Students are matched by their Canvas user id (column ID), else
+# by SIS ids, else by name. This is the layout of Canvas's own gradebook export.
+CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+_CANVAS_ID_SUFFIX = re.compile(r"-(\d+)$")  # students named from Canvas file names: <name>-<user id>
+
+
+def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None, roster: Path | None = None,
+                assignment_ids: dict[str, str] | None = None) -> tuple[list[list[str]], list[str]]:
+    """The rows of a Canvas gradebook import (header and "Points Possible" first), and warnings.
+
+    One column per notebook holding the score after any late penalty. The Canvas user id of a
+    student comes from the roster (`--roster`, as given to `grade`), else from a student name
+    that `grade` built from a Canvas file name (`name-12345`)."""
+    from autograder.intake import read_roster
+
+    header, data = rows(workdir, db_url)
+    ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+    assignment_ids = assignment_ids or {}
+    notebooks = list(dict.fromkeys(row["notebook"] for row in data))
+    unknown = sorted(set(assignment_ids) - set(notebooks))
+    if unknown:
+        raise ValueError(f"--assignment-id names notebook(s) not in the gradebook: {', '.join(unknown)}")
+    titles = [f"{n} ({assignment_ids[n]})" if n in assignment_ids else n for n in notebooks]
+    maximum = {row["notebook"]: row["max_score"] for row in data}
+    table: dict[str, dict[str, str]] = {}
+    for row in data:
+        table.setdefault(row["student"], {})[row["notebook"]] = row.get("final_score") or row["score"]
+    out = [CANVAS_STUDENT_COLUMNS + titles, ["Points Possible", "", "", "", ""] + [maximum[n] for n in notebooks]]
+    without_id = []
+    for student in sorted(table):
+        found = _CANVAS_ID_SUFFIX.search(student)
+        canvas_id = ids.get(student) or (found.group(1) if found else "")
+        if not canvas_id:
+            without_id.append(student)
+        out.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])
+    warnings = []
+    if without_id:
+        warnings.append(f"{len(without_id)} student(s) without a Canvas user id ({', '.join(without_id[:5])}"
+                        f"{' ...' if len(without_id) > 5 else ''}): Canvas will match them by name only; "
+                        "give --roster (Canvas's gradebook export works) to fill the ID column")
+    if notebooks and not assignment_ids:
+        warnings.append("no --assignment-id NOTEBOOK=ID: Canvas matches each column to an assignment of the same "
+                        "title, or creates a new assignment")
+    return out, warnings
+
+
+def export_canvas(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None,
+                  roster: Path | None = None, assignment_ids: dict[str, str] | None = None) -> tuple[int, list[str]]:
+    """Write the Canvas import CSV (atomically); returns (number of students, warnings)."""
+    table, warnings = canvas_rows(workdir, db_url, roster, assignment_ids)
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(table)
+    atomic_write(Path(out_path), text.getvalue())
+    return len(table) - 2, warnings

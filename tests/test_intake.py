@@ -207,3 +207,58 @@ def test_grade_a_canvas_zip_end_to_end(tmp_path):
     assert feedback.returncode == 0, feedback.stderr
     assert sorted(p.name for p in (tmp_path / "feedback").iterdir()) == sorted(rows)
     assert set(POINTS) <= set(john)
+    # the same gradebook in Canvas's import layout: the header Canvas's importer accepts, its
+    # "Points Possible" row, one column per notebook holding the score after the late penalty
+    canvas_csv = tmp_path / "canvas.csv"
+    exported = run_cli("export", "--workdir", str(work), "--out", str(canvas_csv), "--format", "canvas",
+                       "--assignment-id", f"{NOTEBOOK}=4242")
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    assert "Wrote 3 student(s)" in exported.stdout and "without a Canvas user id" not in exported.stdout
+    table = list(csv.reader(canvas_csv.open(newline="")))
+    assert canvas_header_accepted(table[0])
+    assert table[0][5:] == [f"{NOTEBOOK} (4242)"]
+    assert table[1] == ["Points Possible", "", "", "", "", f"{TOTAL:g}"]
+    by_id = {row[1]: row for row in table[2:]}
+    assert sorted(by_id) == ["12345", "23456", "34567"]
+    assert float(by_id["12345"][5]) == round(TOTAL * 0.9, 4)  # late: the penalised score goes to Canvas
+    assert float(by_id["23456"][5]) == TOTAL and float(by_id["34567"][5]) == float(ann["score"])
+    wrong_flag = run_cli("export", "--workdir", str(work), "--out", str(canvas_csv), "--assignment-id", "x=1")
+    assert wrong_flag.returncode == 2 and "go with --format canvas" in wrong_flag.stderr
+
+
+def canvas_header_accepted(row: list[str]) -> bool:
+    """Canvas's own header check (canvas-lms lib/gradebook_importer.rb: row_has_student_headers?,
+    update_column_count and the 'Section' test), transcribed: Student, ID, then the optional SIS
+    User ID + SIS Login ID pair, and the last student column must be Section."""
+    if not (len(row) > 3 and "Student" in row[0] and "ID" in row[1]):
+        return False
+    columns = 3
+    if "SIS Login ID" in row[2]:
+        columns += 1
+    elif "SIS User ID" in row[2] and "SIS Login ID" in row[3]:
+        columns += 2
+    return "Section" in row[columns - 1]
+
+
+def test_canvas_export_takes_ids_from_the_roster_and_warns_without_them(tmp_path):
+    from autograder.execute import CellResult, Result
+    from autograder.export import canvas_rows
+    from autograder.gradebook import Writer
+    from autograder.notebooks import read, source_notebook
+
+    work = tmp_path / "grading"
+    with Writer(work) as writer:
+        writer.register_notebook(NOTEBOOK, read(source_notebook(NOTEBOOK)))
+        for student, points in (("jdoe", 1.0), ("asmith", 0.0)):
+            writer.record(Result(student, NOTEBOOK, points, TOTAL, [CellResult(next(iter(POINTS)), points, POINTS[next(iter(POINTS))])]))
+    roster = tmp_path / "gradebook.csv"
+    roster.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n')
+    table, warnings = canvas_rows(work, roster=roster)
+    assert canvas_header_accepted(table[0]) and table[0][5:] == [NOTEBOOK]
+    assert not canvas_header_accepted(["student", "notebook", "score", "max_score"])  # our plain CSV's header
+    assert not canvas_header_accepted(["Student", "ID", "SIS User ID", "SIS Login ID", "Notes"])
+    assert {row[0]: row[1] for row in table[2:]} == {"jdoe": "12345", "asmith": ""}
+    assert any("1 student(s) without a Canvas user id (asmith)" in w for w in warnings)
+    assert any("no --assignment-id" in w for w in warnings)
+    with pytest.raises(ValueError, match="not in the gradebook"):
+        canvas_rows(work, assignment_ids={"03_masked_attention": "7"})
