@@ -101,7 +101,7 @@ def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = Non
     that `grade` built from a Canvas file name (`name-12345`)."""
     from autograder.intake import read_roster
 
-    header, data = rows(workdir, db_url)
+    _, data = rows(workdir, db_url)
     ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
     assignment_ids = assignment_ids or {}
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
