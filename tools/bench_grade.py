@@ -7,7 +7,8 @@ implementation of exercise 02. Both graders start from a fresh course/work dir, 
 both times include creating the gradebook. The per-student totals of the two are
 compared as a cross-check; they may differ only where nbgrader zeroes a cell for
 output on stderr, which ours does not. Ours is timed twice, sandboxed (the default)
-and with --no-sandbox, to show what the sandbox costs per submission.
+and with --no-sandbox, to show what the sandbox costs per submission; then on a Dask
+LocalCluster of 1, 2 and 4 worker processes (`--scheduler local:N`).
 """
 
 from __future__ import annotations
@@ -121,6 +122,11 @@ def main() -> int:
             print("WARNING: totals differ between fork servers, fresh sandboxes and --no-sandbox")
         else:
             print("fork servers, fresh sandboxes and --no-sandbox give identical totals")
+        for count in (1, 2, 4):  # the same run on a Dask LocalCluster of `count` worker processes
+            dask_s, dask_scores = run_ours(tmp / f"work-dask{count}", tmp / "submissions", env, "--scheduler", f"local:{count}")
+            same = "identical totals" if dask_scores == our_scores else "TOTALS DIFFER"
+            print(f"autograder grade --scheduler local:{count} (Dask, {count} worker process(es), cluster start-up included): "
+                  f"{dask_s:6.1f} s  ({dask_s / n:.2f} s per submission; {same})")
         differ = {s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)}
         if differ:
             print("scores that differ (nbgrader, ours):")
