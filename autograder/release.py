@@ -168,9 +168,9 @@ class ProvidedModule:
         return "\n\n\n".join(parts)
 
     def code_lines(self) -> dict[str, str]:
-        """Every line (stripped, long enough) of every definition -> the definition it is in."""
+        """Every line (spacing normalised, long enough) of every definition -> the definition it is in."""
         return {
-            line.strip(): name
+            " ".join(line.split()): name  # spacing normalised, as the leak tests compare lines
             for name, src in self.definitions.items()
             for line in src.splitlines()
             if len(line.strip()) >= MIN_SHARED_LINE
@@ -238,7 +238,7 @@ def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> 
         if not is_solution_cell(cell):
             continue
         for line in solution_region_lines(cell):
-            line = line.strip()
+            line = " ".join(line.split())
             if len(line) < MIN_SHARED_LINE or line.endswith(("(", "[", "{")):
                 continue  # short lines and bare openers such as `raise ValueError(` say nothing of a solution
             for shared, name in code.items():
