@@ -244,3 +244,73 @@ class Transformer(nn.Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         features = self.decode(tgt, self.encode(src, src_mask), src_mask=src_mask, tgt_mask=tgt_mask)
         return self.generator(features)  # (batch, L_tgt, tgt_vocab)
+
+
+# --- chapter 10: a decoder-only (GPT-style) language model with a key/value cache interface ----------
+
+
+class DecoderOnlyBlock(nn.Module):
+    """One pre-LN block of a decoder-only model: causal self-attention, then the feed-forward network,
+    x = x + dropout(attn(norm1(x))), x = x + dropout(ff(norm2(x))).
+
+    The attention is written out from the pieces of `self_attn` (a MultiHeadAttention) so that its keys
+    and values can go through a cache: when `cache` is given, the new keys and values (batch, heads,
+    L_new, d_k) are handed to `cache.update(layer_index, k, v)`, which returns every key and value of this
+    layer so far (batch, heads, L_past + L_new, d_k), and the new queries attend over those. New query i
+    sits at position L_past + i: it sees every past key and the new keys 0..i (causal within the new tokens).
+    """
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout=dropout)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.residual_dropout = nn.Dropout(dropout)
+
+    def causal_self_attention(self, x, layer_index, cache):
+        """x: (batch, L_new, d_model) -> (batch, L_new, d_model), over the cached keys and values if any."""
+        mha = self.self_attn
+        q = mha.split_heads(mha.w_q(x))  # (batch, heads, L_new, d_k)
+        k = mha.split_heads(mha.w_k(x))  # (batch, heads, L_new, d_k)
+        v = mha.split_heads(mha.w_v(x))  # (batch, heads, L_new, d_k)
+        if cache is not None:
+            k, v = cache.update(layer_index, k, v)  # (batch, heads, L_past + L_new, d_k)
+        n_new, n_all = q.shape[-2], k.shape[-2]
+        visible = torch.ones((n_new, n_all), dtype=torch.bool, device=x.device).tril(diagonal=n_all - n_new)
+        _, weights = scaled_dot_product_attention(q, k, v, visible)  # (batch, heads, L_new, L_past + L_new)
+        context = torch.matmul(mha.dropout(weights), v)              # (batch, heads, L_new, d_k)
+        return mha.w_o(context.transpose(1, 2).flatten(2))           # (batch, L_new, d_model)
+
+    def forward(self, x, layer_index=0, cache=None):
+        x = x + self.residual_dropout(self.causal_self_attention(self.norm1(x), layer_index, cache))
+        return x + self.residual_dropout(self.feed_forward(self.norm2(x)))
+
+
+class DecoderOnlyLM(nn.Module):
+    """A small GPT-style language model: token embeddings plus learned position embeddings, num_layers
+    pre-LN DecoderOnlyBlocks, a final LayerNorm and a linear head to the vocabulary (logits, no softmax).
+
+    forward(tokens (batch, L), cache=None, start_pos=0) -> logits (batch, L, vocab). The tokens sit at
+    positions start_pos .. start_pos + L - 1: the caller says where they are. With a cache, block i calls
+    cache.update(i, k, v) and attends over everything the cache returns.
+    """
+
+    def __init__(self, vocab, d_model=64, num_heads=4, num_layers=2, d_ff=256, dropout=0.1, max_len=256):
+        super().__init__()
+        self.max_len = max_len
+        self.token_embed = nn.Embedding(vocab, d_model)
+        self.pos_embed = nn.Embedding(max_len, d_model)  # one learned vector per position (as GPT-2)
+        self.embed_dropout = nn.Dropout(dropout)
+        self.layers = nn.ModuleList(DecoderOnlyBlock(d_model, num_heads, d_ff, dropout) for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab)
+
+    def forward(self, tokens, cache=None, start_pos=0):
+        end = start_pos + tokens.shape[1]
+        if start_pos < 0 or end > self.max_len:
+            raise ValueError(f"positions {start_pos}..{end - 1} are outside 0..{self.max_len - 1} (max_len={self.max_len})")
+        positions = torch.arange(start_pos, end, device=tokens.device)                  # (L,)
+        h = self.embed_dropout(self.token_embed(tokens) + self.pos_embed(positions))  # (batch, L, d_model)
+        for index, block in enumerate(self.layers):
+            h = block(h, index, cache)
+        return self.head(self.norm(h))  # (batch, L, vocab)

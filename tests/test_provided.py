@@ -402,3 +402,91 @@ def test_transformer_equals_torch():
                                atol=1e-10, rtol=1e-8)
     assert sum(p.numel() for p in mine.parameters()) == (
         sum(p.numel() for p in theirs.parameters()) + (9 + 11) * 16 + mine.generator.weight.numel() + 11)
+
+
+# --- the decoder-only language model of chapter 10, and its cache interface -----------------------
+
+from course.provided import DecoderOnlyBlock, DecoderOnlyLM  # noqa: E402
+
+
+class _ListCache:
+    """The cache contract chapter 10's exercise asks for, written plainly: per layer, keys and values
+    concatenated along the sequence axis (dim 2)."""
+
+    def __init__(self):
+        self.keys, self.values, self.calls = {}, {}, []
+
+    def update(self, layer_index, k, v):
+        self.calls.append((layer_index, tuple(k.shape)))
+        if layer_index in self.keys:
+            k, v = torch.cat([self.keys[layer_index], k], dim=2), torch.cat([self.values[layer_index], v], dim=2)
+        self.keys[layer_index], self.values[layer_index] = k, v
+        return k, v
+
+
+def test_decoder_only_lm_equals_torch_causal_encoder():
+    """Without a cache: embeddings + learned positions, torch's pre-LN encoder layers under a causal mask,
+    a final LayerNorm and a linear head."""
+    torch.manual_seed(7)
+    gen = torch.Generator().manual_seed(8)
+    mine = DecoderOnlyLM(13, d_model=12, num_heads=3, num_layers=2, d_ff=20, dropout=0.3, max_len=16).double().eval()
+    with torch.no_grad():
+        _randomise_norms(mine, gen)
+    layer = torch.nn.TransformerEncoderLayer(12, 3, 20, dropout=0.3, batch_first=True, norm_first=True)
+    theirs = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).double().eval()
+    with torch.no_grad():
+        for a, b in zip(mine.layers, theirs.layers):
+            _copy_encoder_layer(a, b)
+    tokens = torch.randint(13, (3, 9), generator=gen)
+    h = mine.token_embed(tokens) + mine.pos_embed.weight[:9]
+    expected = mine.head(mine.norm(theirs(h, mask=~causal_mask(9))))
+    torch.testing.assert_close(mine(tokens), expected, atol=1e-10, rtol=1e-8)
+    # start_pos shifts the positions: the same tokens at positions 4..12
+    h = mine.token_embed(tokens) + mine.pos_embed.weight[4:13]
+    expected = mine.head(mine.norm(theirs(h, mask=~causal_mask(9))))
+    torch.testing.assert_close(mine(tokens, start_pos=4), expected, atol=1e-10, rtol=1e-8)
+    assert isinstance(mine.layers[0], DecoderOnlyBlock) and mine.head.out_features == 13
+    with pytest.raises(ValueError, match="max_len"):
+        mine(tokens, start_pos=8)
+
+
+@pytest.mark.parametrize("chunks", [(5, 1, 1, 1, 1), (1,) * 9, (3, 4, 2), (9,)])
+def test_decoder_only_lm_with_a_cache_equals_one_pass(chunks):
+    torch.manual_seed(9)
+    model = DecoderOnlyLM(11, d_model=16, num_heads=4, num_layers=3, d_ff=24, dropout=0.5, max_len=12).double().eval()
+    tokens = torch.randint(11, (2, sum(chunks)))
+    full = model(tokens)
+    cache, start, pieces = _ListCache(), 0, []
+    for size in chunks:
+        pieces.append(model(tokens[:, start:start + size], cache=cache, start_pos=start))
+        start += size
+    torch.testing.assert_close(torch.cat(pieces, dim=1), full, atol=1e-12, rtol=1e-10)
+    # each forward pass updates layers 0, 1, 2 in order, with (batch, heads, L_new, d_k)
+    assert [i for i, _ in cache.calls] == [0, 1, 2] * len(chunks)
+    assert [shape for _, shape in cache.calls[::3]] == [(2, 4, size, 4) for size in chunks]
+    assert cache.keys[2].shape == (2, 4, sum(chunks), 4)
+
+
+def test_decoder_only_lm_sees_what_the_cache_returns():
+    """The model attends over whatever update returns: a cache that drops the past changes the output
+    (so a wrong cache shows), and wrong positions change it too."""
+    torch.manual_seed(10)
+    model = DecoderOnlyLM(7, d_model=8, num_heads=2, num_layers=1, d_ff=16, dropout=0.0, max_len=10).double().eval()
+    tokens = torch.randint(7, (1, 6))
+    full = model(tokens)
+
+    class Forgetful(_ListCache):
+        def update(self, layer_index, k, v):
+            super().update(layer_index, k, v)
+            return k, v
+
+    forgetful = Forgetful()
+    model(tokens[:, :5], cache=forgetful, start_pos=0)
+    assert not torch.allclose(model(tokens[:, 5:], cache=forgetful, start_pos=5), full[:, 5:])
+    cache = _ListCache()
+    model(tokens[:, :5], cache=cache, start_pos=0)
+    assert not torch.allclose(model(tokens[:, 5:], cache=cache, start_pos=0), full[:, 5:])
+    noisy = DecoderOnlyLM(7, d_model=8, num_heads=2, num_layers=1, d_ff=16, dropout=0.5, max_len=10).double().train()
+    assert not torch.equal(noisy(tokens), noisy(tokens)), "dropout acts in train() mode"
+    noisy.eval()
+    assert torch.equal(noisy(tokens), noisy(tokens)), "and not in eval() mode"
