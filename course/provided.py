@@ -243,7 +243,8 @@ class Transformer(nn.Module):
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         features = self.decode(tgt, self.encode(src, src_mask), src_mask=src_mask, tgt_mask=tgt_mask)
-        return self.generator(features)  # (batch, L_tgt, tgt_vocab)
+        logits = self.generator(features)  # (batch, L_tgt, tgt_vocab): raw scores, no softmax
+        return logits
 
 
 # --- chapter 10: a decoder-only (GPT-style) language model with a key/value cache interface ----------
