@@ -260,6 +260,15 @@ def _copy_encoder_layer(mine: EncoderLayer, theirs: torch.nn.TransformerEncoderL
         b.bias.copy_(a.bias)
 
 
+def _copy_stack(mine: torch.nn.Module, theirs: torch.nn.Module, copy_layer) -> None:
+    """Our Encoder/Decoder (layers, norm) -> torch's TransformerEncoder/TransformerDecoder."""
+    with torch.no_grad():
+        for a, b in zip(mine.layers, theirs.layers):
+            copy_layer(a, b)
+        theirs.norm.weight.copy_(mine.norm.weight)
+        theirs.norm.bias.copy_(mine.norm.bias)
+
+
 def _randomise_norms(module: torch.nn.Module, gen: torch.Generator) -> None:
     """LayerNorm's default weight 1 and bias 0 would hide a norm applied twice or to the wrong tensor."""
     for m in module.modules():
@@ -323,10 +332,7 @@ def test_encoder_equals_torch(norm_first):
     theirs = torch.nn.TransformerEncoder(layer, 3, norm=torch.nn.LayerNorm(16), enable_nested_tensor=False).double().eval()
     with torch.no_grad():
         _randomise_norms(mine, gen)
-        for a, b in zip(mine.layers, theirs.layers):
-            _copy_encoder_layer(a, b)
-        theirs.norm.weight.copy_(mine.norm.weight)
-        theirs.norm.bias.copy_(mine.norm.bias)
+    _copy_stack(mine, theirs, _copy_encoder_layer)
     assert len({id(layer.self_attn.w_q.weight) for layer in mine.layers}) == 3
     x = torch.randn(3, 5, 16, dtype=torch.float64)
     keep = padding_mask([5, 2, 4], 5)
@@ -365,10 +371,7 @@ def test_decoder_equals_torch(norm_first):
     theirs = torch.nn.TransformerDecoder(layer, 2, norm=torch.nn.LayerNorm(12)).double().eval()
     with torch.no_grad():
         _randomise_norms(mine, gen)
-        for a, b in zip(mine.layers, theirs.layers):
-            _copy_decoder_layer(a, b)
-        theirs.norm.weight.copy_(mine.norm.weight)
-        theirs.norm.bias.copy_(mine.norm.bias)
+    _copy_stack(mine, theirs, _copy_decoder_layer)
     assert mine.layers[0].cross_attn is not mine.layers[0].self_attn
     x, memory = torch.randn(3, 5, 12, dtype=torch.float64), torch.randn(3, 6, 12, dtype=torch.float64)
     keep, causal = padding_mask([6, 2, 4], 6), causal_mask(5)
@@ -381,14 +384,8 @@ def test_transformer_equals_torch():
     torch.manual_seed(6)
     mine = Transformer(9, 11, d_model=16, num_heads=4, num_layers=2, d_ff=32, dropout=0.1, max_len=20).double().eval()
     theirs = torch.nn.Transformer(16, 4, 2, 2, 32, dropout=0.1, batch_first=True).double().eval()
-    with torch.no_grad():
-        for a, b in zip(mine.encoder.layers, theirs.encoder.layers):
-            _copy_encoder_layer(a, b)
-        for a, b in zip(mine.decoder.layers, theirs.decoder.layers):
-            _copy_decoder_layer(a, b)
-        for a, b in ((mine.encoder.norm, theirs.encoder.norm), (mine.decoder.norm, theirs.decoder.norm)):
-            b.weight.copy_(a.weight)
-            b.bias.copy_(a.bias)
+    _copy_stack(mine.encoder, theirs.encoder, _copy_encoder_layer)
+    _copy_stack(mine.decoder, theirs.decoder, _copy_decoder_layer)
     src, tgt = torch.randint(9, (2, 7)), torch.randint(11, (2, 5))
     keep, causal = padding_mask([7, 4], 7), causal_mask(5)
     pe = sinusoidal_positional_encoding(20, 16).double()
