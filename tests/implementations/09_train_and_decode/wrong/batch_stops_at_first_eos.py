@@ -1,0 +1,17 @@
+"""The whole batch stops as soon as one sequence produces <eos>: the longer sequences are cut.
+
+expect-fail: ch09_decode_known
+"""
+# cell: ch09_greedy_decode
+def greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None):
+    model.eval()
+    with torch.no_grad():
+        memory = model.encode(src, src_mask)
+        ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+        for _ in range(max_len - 1):
+            out = model.decode(ys, memory, src_mask, causal_mask(ys.size(1), device=src.device))
+            nxt = model.generator(out[:, -1]).argmax(-1)
+            ys = torch.cat([ys, nxt[:, None]], dim=1)
+            if (nxt == eos_id).any():
+                break
+    return ys

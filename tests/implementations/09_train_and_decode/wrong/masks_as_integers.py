@@ -1,0 +1,16 @@
+"""The masks as 0/1 integers instead of booleans: the values print right, but torch.where and ~ treat
+them differently (the course's attention needs True = may attend).
+
+expect-fail: ch09_batch_masks
+"""
+# cell: ch09_make_batch
+def make_batch(src_seqs, tgt_seqs, pad_id, bos_id, eos_id, device=None):
+    L_src = max(len(s) for s in src_seqs)
+    L_tgt = max(len(t) for t in tgt_seqs) + 1
+    src = torch.tensor([s + [pad_id] * (L_src - len(s)) for s in src_seqs])
+    tgt_in = torch.tensor([[bos_id] + t + [pad_id] * (L_tgt - 1 - len(t)) for t in tgt_seqs])
+    tgt_out = torch.tensor([t + [eos_id] + [pad_id] * (L_tgt - 1 - len(t)) for t in tgt_seqs])
+    src_mask = (src != pad_id).long()[:, None, None, :]
+    tgt_mask = (tgt_in != pad_id).long()[:, None, None, :] * torch.ones(L_tgt, L_tgt, dtype=torch.long).tril()
+    return {"src": src.to(device), "src_mask": src_mask.to(device), "tgt_in": tgt_in.to(device),
+            "tgt_out": tgt_out.to(device), "tgt_mask": tgt_mask.to(device)}
