@@ -245,15 +245,16 @@ sys.modules["myst_nb"] = types.ModuleType("myst_nb")
 sys.modules["myst_nb"].glue = _glue
 """
 SETUP_COURSE = """
-try:  # the course's reference code, course/provided.py
-    import course.provided  # noqa: F401
+try:  # the course's own code that this lesson imports: {files}
+    {imports}
 except ImportError:
     if not (Path.cwd().parent / "course" / "provided.py").is_file():  # in a clone, the lesson finds it there
         # On Colab: fetch it from the course's public repository.
         import urllib.request
 
         Path("course").mkdir(exist_ok=True)
-        urllib.request.urlretrieve("{url}", "course/provided.py")
+        for name in {names}:
+            urllib.request.urlretrieve("{base}" + name + ".py", f"course/{name}.py")
 """
 # Tag of the code cells that a lesson notebook has and its page does not (set-up, glued displays).
 ADDED_TAG = "notebook-only"
@@ -354,7 +355,11 @@ def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], f
     if uses_glue:
         setup += SETUP_GLUE
     if _imports(code, "course"):
-        setup += SETUP_COURSE.replace("{url}", settings.raw_url("course/provided.py"))
+        modules = sorted(set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", code, re.MULTILINE))) or ["provided"]
+        setup += (SETUP_COURSE.replace("{files}", ", ".join(f"course/{m}.py" for m in modules))
+                  .replace("{imports}", "\n    ".join(f"import course.{m}  # noqa: F401" for m in modules))
+                  .replace("{names}", repr(modules))
+                  .replace("{base}", settings.raw_url("course/")))
     at = 1 if cells and cells[0].cell_type == "markdown" else 0  # after the title
     if uses_glue:
         example = _GLUE_ROLE.search(text)

@@ -185,8 +185,11 @@ def test_lesson_notebooks_have_the_lessons_code(tree):
         assert code == [c.source for c in lesson.cells if c.cell_type == "code"], relative
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         assert not re.search(r"\{(glue|doc|ref)[:}]", text), f"{relative}: MyST roles left for Colab to show raw"
-        if "course.provided" in "\n".join(code):
-            assert SETTINGS.raw_url("course/provided.py") in nb.cells[[c.cell_type for c in nb.cells].index("code")].source
+        used = set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", "\n".join(code), re.MULTILINE))
+        setup = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
+        for module in used:  # on Colab the set-up cell fetches every course module the lesson imports
+            assert f"'{module}'" in setup and SETTINGS.raw_url("course/") in setup, f"{relative}: course/{module}.py not fetched"
+            assert (out / "course" / f"{module}.py").is_file(), f"course/{module}.py is not in the public tree"
 
 
 @pytest.mark.parametrize("name", EXECUTED_LESSONS)
