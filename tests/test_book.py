@@ -100,7 +100,9 @@ def test_build_has_no_warnings(book):
 
 
 def test_build_is_fast_enough(book):
-    assert book.seconds < 180, f"the book took {book.seconds:.0f} s to build; keep it under 3 minutes"
+    # A cold build measured 159 s on 2 cores, 56 s of it chapter 09's training lesson (its issue allows it a minute):
+    # 4 minutes leaves room for a slower machine and still catches a lesson that starts training for real.
+    assert book.seconds < 240, f"the book took {book.seconds:.0f} s to build; keep it under 4 minutes"
 
 
 def test_lesson_shows_the_computed_numbers(book):
