@@ -52,6 +52,23 @@ def test_local_cluster_gives_the_gradebook_of_a_local_run(a_class, tmp_path):
     assert "Grading 0 submission(s)" in out and again_csv == local_csv
 
 
+def test_a_cluster_started_elsewhere_is_reached_by_its_address(tmp_path):
+    """`--scheduler tcp://HOST:PORT`: a scheduler and two worker processes started outside `grade`, as an
+    instructor would with `dask scheduler` and `dask worker`."""
+    from distributed import LocalCluster
+
+    class_dir = tmp_path / "class"
+    write_demo_class(class_dir)
+    local, local_csv, _ = _graded_csv(class_dir, tmp_path / "local", workers=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        remote, remote_csv, out = _graded_csv(class_dir, tmp_path / "remote", scheduler=address)
+        assert len(cluster.scheduler.workers) == 2, "grade must leave the instructor's cluster running"
+    assert f"with 2 Dask worker(s) of {address}" in out
+    assert remote_csv == local_csv and [r.score for r in remote] == [r.score for r in local]
+
+
 def _dies_for_grace(job: Job) -> Result:
     """A worker process that dies (as an out-of-memory kill would) while grading grace's notebook."""
     if job.submission.student == "grace":
