@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 from autograder import config
 from autograder.collect import Submission, collect, notebooks_present
@@ -83,6 +83,15 @@ def _safe_run(runner: Runner, job: Job, retries: int) -> Result:
         if not result.internal_error:
             return result
     return result
+
+
+def run_locally(jobs: list[Job], runner: Runner, retries: int, workers: int) -> Iterator[Result]:
+    """Results in the order they finish, from `workers` threads each waiting on one sandbox
+    (the local twin of cluster.DaskPool.run)."""
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
+        futures = [pool.submit(_safe_run, runner, job, retries) for job in jobs]
+        for future in as_completed(futures):
+            yield future.result()
 
 
 def grade(
@@ -174,14 +183,10 @@ def grade(
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
         try:
-            if cluster is not None:
-                for done, result in enumerate(cluster.run(todo, runner, options.retries), 1):
-                    record(done, result)
-            else:
-                with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(todo) or 1))) as pool:
-                    futures = [pool.submit(_safe_run, runner, job, options.retries) for job in todo]
-                    for done, future in enumerate(as_completed(futures), 1):
-                        record(done, future.result())
+            finished = (run_locally(todo, runner, options.retries, options.workers) if cluster is None
+                        else cluster.run(todo, runner, options.retries))
+            for done, result in enumerate(finished, 1):
+                record(done, result)
         finally:
             if cluster is not None:
                 cluster.close()
@@ -258,19 +263,16 @@ def verify(
         check_available()
     checked: list[dict] = []
     shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
-    with ThreadPoolExecutor(max_workers=max(1, min(options.workers, len(sample) or 1))) as pool:
-        jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
-        futures = {pool.submit(_safe_run, runner, job, options.retries): job for job in jobs}
-        for future in as_completed(futures):
-            again = future.result()
-            first = stored[(again.student, again.notebook)][1]
-            entry = {"student": again.student, "notebook": again.notebook, "differences": [], "error": again.internal_error}
-            if not again.internal_error:
-                points = {c.grade_id: c.points for c in again.cells}
-                for cell in first.cells:
-                    if points.get(cell.grade_id) != cell.points:
-                        entry["differences"].append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
-            checked.append(entry)
+    jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
+    for again in run_locally(jobs, runner, options.retries, options.workers):
+        first = stored[(again.student, again.notebook)][1]
+        entry = {"student": again.student, "notebook": again.notebook, "differences": [], "error": again.internal_error}
+        if not again.internal_error:
+            points = {c.grade_id: c.points for c in again.cells}
+            for cell in first.cells:
+                if points.get(cell.grade_id) != cell.points:
+                    entry["differences"].append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
+        checked.append(entry)
     shutdown_servers()
     checked.sort(key=lambda e: (e["notebook"], e["student"]))
     differ = [e for e in checked if e["differences"]]
