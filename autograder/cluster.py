@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from autograder.execute import Job, Result, execute_submission, zero_result
+from autograder.sandbox import shutdown_servers
 
 Runner = Callable[[Job], Result]
 
@@ -49,12 +50,6 @@ def run_payload(payload: dict, runner: Runner = execute_submission, retries: int
             path.write_bytes(payload["submission"])
             submission = replace(submission, path=path)
         return _safe_run(runner, replace(job, submission=submission, source_path=source), retries)
-
-
-def _stop_servers() -> None:
-    from autograder.sandbox import shutdown_servers
-
-    shutdown_servers()
 
 
 class DaskPool:
@@ -92,10 +87,9 @@ class DaskPool:
         """Results in the order they finish; a task lost with its worker becomes a grader failure."""
         from distributed import as_completed
 
-        futures = {}
-        for job in jobs:
-            future = self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False, retries=retries)
-            futures[future] = job
+        # `retries` is run_payload's (_safe_run's, for a grader failure inside the task): a task that takes
+        # its worker down is retried by the scheduler up to config.DASK_ALLOWED_FAILURES, and not again here
+        futures = {self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False): job for job in jobs}
         for future in as_completed(futures):
             try:
                 yield future.result()
@@ -105,7 +99,7 @@ class DaskPool:
 
     def close(self) -> None:
         try:
-            self.client.run(_stop_servers)  # the warm sandboxes of this run end with it
+            self.client.run(shutdown_servers)  # the warm sandboxes of this run end with it
         except Exception:  # noqa: BLE001, S110 - workers already gone: nothing left to stop
             pass
         self.client.close()
