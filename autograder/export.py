@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from pathlib import Path
 
 from autograder import config
@@ -89,7 +88,6 @@ def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: s
 # gives the assignments' maximum. Students are matched by their Canvas user id (column ID), else
 # by SIS ids, else by name. This is the layout of Canvas's own gradebook export.
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-_CANVAS_ID_SUFFIX = re.compile(r"-(\d+)$")  # students named from Canvas file names: <name>-<user id>
 
 
 def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None, roster: Path | None = None,
@@ -99,7 +97,7 @@ def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = Non
     One column per notebook holding the score after any late penalty. The Canvas user id of a
     student comes from the roster (`--roster`, as given to `grade`), else from a student name
     that `grade` built from a Canvas file name (`name-12345`)."""
-    from autograder.intake import read_roster
+    from autograder.intake import canvas_user_id, read_roster
 
     _, data = rows(workdir, db_url)
     ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
@@ -116,8 +114,7 @@ def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = Non
     out = [CANVAS_STUDENT_COLUMNS + titles, ["Points Possible", "", "", "", ""] + [maximum[n] for n in notebooks]]
     without_id = []
     for student in sorted(table):
-        found = _CANVAS_ID_SUFFIX.search(student)
-        canvas_id = ids.get(student) or (found.group(1) if found else "")
+        canvas_id = ids.get(student) or canvas_user_id(student)
         if not canvas_id:
             without_id.append(student)
         out.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])

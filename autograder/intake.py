@@ -203,6 +203,20 @@ def choose_latest(candidates: list[Upload], notebook: str, kind: str = "uploads"
     return latest, "; ".join(notes)
 
 
+def _canvas_student(name: str | None, user: str) -> str:
+    """The student id of a Canvas upload whose user id is not in a roster: `<name>-<user id>`."""
+    return usable_student_id(f"{name}-{user}" if name else f"user-{user}")
+
+
+_CANVAS_STUDENT_SUFFIX = re.compile(r"-(\d+)$")
+
+
+def canvas_user_id(student: str) -> str:
+    """The Canvas user id inside a student id made by _canvas_student, or "" (`export --format canvas`)."""
+    found = _CANVAS_STUDENT_SUFFIX.search(student)
+    return found.group(1) if found else ""
+
+
 def _upload(path: PurePosixPath, data: bytes | None, refused: str, roster: dict[str, str]) -> Upload | None:
     """Whose file this is, from a folder (`alice/x.ipynb`) or a Canvas name; None if nobody's."""
     if len(path.parts) >= 2:  # a zipped folder of student folders: the innermost folder is the student
@@ -211,7 +225,7 @@ def _upload(path: PurePosixPath, data: bytes | None, refused: str, roster: dict[
     if match is None:
         return None
     user = match["user"]
-    student = roster.get(user) or usable_student_id(f"{match['name']}-{user}" if match["name"] else f"user-{user}")
+    student = roster.get(user) or _canvas_student(match["name"], user)
     return Upload(student, path.name, match["file"], (int(match["attachment"]),), bool(match["late"]), data, refused)
 
 
