@@ -170,11 +170,17 @@ class ProvidedModule:
     def code_lines(self) -> dict[str, str]:
         """Every line (spacing normalised, long enough) of every definition -> the definition it is in."""
         return {
-            " ".join(line.split()): name  # spacing normalised, as the leak tests compare lines
+            normalised(line): name
             for name, src in self.definitions.items()
             for line in src.splitlines()
             if len(line.strip()) >= MIN_SHARED_LINE
         }
+
+
+def normalised(line: str) -> str:
+    """A line with its spacing normalised: lines that differ only in spacing are the same code (the
+    leak tests compare lines this way too)."""
+    return " ".join(line.split())
 
 
 def provided_names(cell: NotebookNode) -> list[str] | None:
@@ -238,7 +244,7 @@ def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> 
         if not is_solution_cell(cell):
             continue
         for line in solution_region_lines(cell):
-            line = " ".join(line.split())
+            line = normalised(line)
             if len(line) < MIN_SHARED_LINE or line.endswith(("(", "[", "{")):
                 continue  # short lines and bare openers such as `raise ValueError(` say nothing of a solution
             for shared, name in code.items():

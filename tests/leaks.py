@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autograder import config
 from autograder.notebooks import is_solution_cell, is_test_cell, read, solution_paths
-from autograder.release import MIN_SHARED_LINE, hidden_test_lines, release_notebook, solution_region_lines
+from autograder.release import MIN_SHARED_LINE, hidden_test_lines, normalised, release_notebook, solution_region_lines
 
 MIN_LENGTH = MIN_SHARED_LINE  # 12, as `release` uses for provided code
 GENERIC_LINES = {
@@ -37,16 +37,12 @@ GENERIC_LINES = {
 }
 
 
-def normalise(line: str) -> str:
-    return " ".join(line.split())
-
-
 def secret_lines(solutions_dir: Path | None = None) -> dict[str, str]:
     """{normalised line: 'notebook (solution|hidden test)'} of every line that must stay private."""
     paths = solution_paths(solutions_dir or config.SOLUTIONS_DIR)
     sources = {path.stem: read(path) for path in paths}
     visible = "\n".join(
-        normalise(line)
+        normalised(line)
         for nb in sources.values()
         for cell in release_notebook(nb).cells
         for line in cell.source.splitlines()
@@ -60,7 +56,7 @@ def secret_lines(solutions_dir: Path | None = None) -> dict[str, str]:
             if is_test_cell(cell):
                 lines += [(line, "hidden test") for line in hidden_test_lines(cell)]
             for line, kind in lines:
-                key = normalise(line)
+                key = normalised(line)
                 if len(key) >= MIN_LENGTH and key not in visible and key not in GENERIC_LINES:
                     secret.setdefault(key, f"{name} ({kind})")
     return secret
@@ -95,7 +91,7 @@ def readable_texts(path: Path) -> list[str] | None:
             texts.append("\n".join(_strings(json.loads(text))))
         except json.JSONDecodeError:
             pass
-    return [normalise(t) for t in texts]
+    return [normalised(t) for t in texts]
 
 
 def find_leaks(root: Path, secret: dict[str, str]) -> list[str]:
