@@ -94,7 +94,8 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
                 found.append(Submission(student, name, path, _problem_with(path, data), hashlib.sha256(data).hexdigest(),
                                         note, lms["lms_late"]))
                 continue
-            others = [p.name for p in files if p.name != f"{name}.ipynb"]
+            # files that are no notebook being graded (another notebook's file is graded as that notebook)
+            others = [p.name for p in files if released_name(p.name, notebooks)[0] is None]
             if others:
                 problem = f"no file named {name}.ipynb (found {', '.join(others)}); notebooks must keep their released name"
             else:

@@ -162,6 +162,14 @@ def test_student_folders_with_browser_duplicates(tmp_path):
     subs = {s.student: s for s in collect(subs_dir, [NOTEBOOK])}
     assert subs["ann"].path == newer and "latest of 2 files" in subs["ann"].note
     assert subs["bob"].problem == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+    # graded for two notebooks: a file of the other notebook is graded as that one, not offered as a misnamed copy
+    (subs_dir / "bob" / "01_soft_lookup.ipynb").write_bytes(notebook_bytes(untouched_release("01_soft_lookup")))
+    (subs_dir / "cy").mkdir()
+    (subs_dir / "cy" / "01_soft_lookup.ipynb").write_bytes(notebook_bytes(untouched_release("01_soft_lookup")))
+    both = {(s.student, s.notebook): s for s in collect(subs_dir, RELEASED)}
+    assert both[("cy", NOTEBOOK)].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
+    assert both[("cy", "01_soft_lookup")].problem is None
+    assert both[("bob", NOTEBOOK)].problem == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
 
 
 def test_lms_late_mark_stands_in_for_a_missing_time():
