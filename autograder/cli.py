@@ -119,15 +119,28 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    from autograder.late import parse_time
     from autograder.publish import PublishError, publish, read_settings
 
     try:
-        written = publish(args.out)
+        at = parse_time(args.at) if args.at else None
+    except ValueError:
+        print(f"error: --at {args.at!r} is not an ISO 8601 time such as 2027-02-01T09:00", file=sys.stderr)
+        return 2
+    try:
+        done = publish(args.out, through=args.through, at=at)
     except PublishError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    lessons = [p for p in written if p.startswith(read_settings().lesson_dir + "/")]
-    print(f"Wrote the public release into {args.out}: {len(written)} files, {len(lessons)} lesson notebook(s).")
+    for warning in done.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    lessons = [p for p in done.written if p.startswith(read_settings().lesson_dir + "/")]
+    answered = sorted(n for n in done.moment.past_due if n in done.exercises)
+    print(f"Published {done.moment.label}: chapters {', '.join(done.chapters) or 'none (no chapter has opened yet)'}; "
+          f"the course code answering exercises {', '.join(answered) or 'none'} (past their deadline).")
+    for number, why in sorted(done.held.items()):
+        print(f"Chapter {number} has opened but is held back: {why}.")
+    print(f"Wrote the public release into {args.out}: {len(done.written)} files, {len(lessons)} lesson notebook(s).")
     print(f"Its repository is {read_settings().repository_url} (repository.url in _config.yml); "
           "commit the folder's content there. `make book` in it builds the website.")
     return 0
@@ -216,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
     p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--through", metavar="NN", help="the tree as it stands the moment chapter NN opens "
+                      "(chapters up to NN open, the exercises before NN past their deadline)")
+    when.add_argument("--at", metavar="TIME", help="the tree at this time of the calendar in chapters.yml "
+                      "(ISO 8601; default: now)")
     p.set_defaults(func=_publish)
     return parser
 

@@ -14,6 +14,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
 # Student notebooks generated from SOLUTIONS_DIR, committed, and pages of the book.
 RELEASE_DIR = REPO_ROOT / "chapters"
+# The chapter manifest: every chapter (lesson, exercise, what it asks for) and the course calendar.
+MANIFEST_FILE = REPO_ROOT / "chapters.yml"
+# The course's own code (lessons import it; `publish` ships it, less the answers still due).
+COURSE_DIR = REPO_ROOT / "course"
 # Reference code that `release` copies into the provided (locked) cells of the notebooks.
 PROVIDED_MODULE = REPO_ROOT / "course" / "provided.py"
 # The public release (`autograder publish`, autograder/publish.py): where `make publish` writes

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -44,10 +45,13 @@ import yaml
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.course_code import CourseCode, CourseCodeError, course_imports
+from autograder.manifest import Chapter, Manifest, ManifestError, Moment, load
 from autograder.release import (
     HIDDEN_BEGIN,
     SOLUTION_BEGIN,
     SourceError,
+    provided_names,
     release,
 )
 
@@ -140,13 +144,14 @@ def toc_files(toc: dict) -> list[str]:
     return found
 
 
-def public_toc(toc: dict, private: frozenset[str]) -> dict:
-    """The table of contents without the private pages (and without a part left empty)."""
+def public_toc(toc: dict, private: frozenset[str], published: frozenset[str] | None = None) -> dict:
+    """The table of contents without the private pages and, when `published` is given, without the
+    pages not in it (and without a part left empty)."""
 
     def prune(entries: list | None) -> list:
         kept = []
         for entry in entries or []:
-            if entry.get("file") in private:
+            if entry.get("file") in private or (published is not None and "file" in entry and entry["file"] not in published):
                 continue
             entry = dict(entry)
             for key in ("sections", "chapters"):
@@ -314,11 +319,13 @@ def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str],
     return "\n".join(lines).strip("\n")
 
 
-def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "") -> NotebookNode:
-    """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book."""
+def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "",
+                    text: str | None = None) -> NotebookNode:
+    """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book
+    (`text`: the page as published, when it differs from the file's public Markdown)."""
     from myst_nb.core.read import read_myst_markdown_notebook
 
-    text = public_markdown(md_path.read_text(encoding="utf-8"))
+    text = public_markdown(md_path.read_text(encoding="utf-8")) if text is None else text
     nb = read_myst_markdown_notebook(text, path=md_path)
     labels = _labels(text)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
@@ -473,8 +480,136 @@ def _check_tree(out: Path, private: frozenset[str]) -> None:
         raise PublishError("the public release would contain what students must not get:\n" + "\n".join(problems))
 
 
-def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True) -> list[str]:
-    """Write the public release into `out`; return the paths written (relative to `out`)."""
+@dataclass(frozen=True)
+class Publication:
+    """What `publish` wrote, and for which moment of the term."""
+
+    written: list[str]  # paths relative to the output folder, sorted
+    moment: Moment
+    chapters: list[str]  # the numbers of the chapters published
+    held: dict[str, str]  # chapters opened but held back -> why
+    warnings: list[str]
+    exercises: frozenset[str]  # the chapters that have an exercise
+
+
+# --- the calendar: which chapters and which course code students may see ---------------------
+
+
+def choose_moment(manifest: Manifest, through: str | None = None, at: datetime | None = None) -> tuple[Moment, list[str]]:
+    """The moment to publish (and warnings): `--through NN`, a time of the calendar (now by default), or
+    every chapter at once for a course without a calendar."""
+    if through is not None:
+        return manifest.through(through), []
+    if not manifest.has_calendar:
+        if at is not None:
+            raise PublishError("chapters.yml sets no calendar: publish --at needs `opens` and `due` dates")
+        return manifest.everything(), [
+            "chapters.yml sets no calendar: publishing every chapter and all course code at once. The answers of "
+            "exercises still open are then public (course/*.py, the provided cells of later notebooks). Give each "
+            "chapter `opens` and `due` dates to publish the term week by week."
+        ]
+    return manifest.at(at or datetime.now().astimezone()), []
+
+
+def _when(time: datetime | None) -> str:
+    return time.strftime("%a %d %b %Y, %H:%M") if time else "?"
+
+
+_INCLUDED = re.compile(r"^```\{literalinclude\}\s+\S*course/(\w+)\.py\s*\n(?::[\w-]+:.*\n)*?:pyobject:\s*(\w+)",
+                       re.MULTILINE)
+
+
+def _chapter_needs(root: Path, chapter: Chapter, code: CourseCode) -> dict[str, frozenset[str]]:
+    """The course definitions a chapter's pages use ({name: exercises it answers}): what its lesson
+    imports from course/ and what the provided cells of its exercise notebook hold."""
+    text = page_source(root, chapter.lesson).read_text(encoding="utf-8")
+    needs = code.needs(text)
+    for module, name in _INCLUDED.findall(text):  # ```{literalinclude} ../course/M.py with :pyobject: NAME
+        if code.gate(module, name):
+            needs[name] = code.gate(module, name)
+    if chapter.exercise_page:
+        notebook = nbformat.read(str(page_source(root, chapter.exercise_page)), as_version=4)
+        for cell in notebook.cells:
+            names = provided_names(cell)
+            if names:
+                needs.update(code.provided_needs(names))
+    return needs
+
+
+def chapters_to_publish(root: Path, manifest: Manifest, moment: Moment, code: CourseCode) -> tuple[list[Chapter], dict[str, str]]:
+    """The opened chapters that can be published now, and those held back with the reason.
+
+    A chapter whose pages use course code answering its *own* exercise can never be published
+    before its deadline: that is a mistake in the course, refused outright.
+    """
+    ready, held = [], {}
+    for chapter in manifest.chapters:
+        if chapter.number not in moment.opened:
+            continue
+        needs = _chapter_needs(root, chapter, code)
+        own = sorted(name for name, numbers in needs.items() if chapter.number in numbers)
+        if own:
+            raise PublishError(f"chapter {chapter.number}'s lesson or notebook uses {', '.join(own)} from course/, which "
+                               f"answers its own exercise: students would get the answer with the chapter. Write the "
+                               "lesson's code in another form, or leave that code out of course/")
+        waiting = {name: sorted(numbers - moment.past_due) for name, numbers in needs.items() if not numbers <= moment.past_due}
+        if waiting:
+            reasons = []
+            for name, numbers in sorted(waiting.items()):
+                dues = ", ".join(f"{n} (due {_when(manifest.chapter(n).due)})" for n in numbers)
+                reasons.append(f"{name} answers exercise {dues}")
+            held[chapter.number] = "its pages use course code that " + "; ".join(reasons)
+            continue
+        ready.append(chapter)
+    return ready, held
+
+
+_DOC_TARGET = re.compile(r"\{doc\}`([^`]+)`")
+
+
+def unpublished_references(text: str, folder: str, published: set[str], titles: dict[str, str]) -> str:
+    """{doc} links to pages not published yet become their titles in italics (a link would break the build)."""
+
+    def replace(match: re.Match) -> str:
+        target = match.group(1)
+        explicit = re.match(r"(.*?)\s*<([^>]+)>$", target)
+        page = explicit.group(2) if explicit else target
+        docname = page.lstrip("/") if page.startswith("/") or not folder else f"{folder}/{page}"
+        if docname in published:
+            return match.group(0)
+        return f"*{explicit.group(1) if explicit else titles.get(docname, page)}*"
+
+    return _DOC_TARGET.sub(replace, text)
+
+
+def chapter_statuses(text: str, manifest: Manifest, moment: Moment, published: list[str], held: dict[str, str]) -> str:
+    """The last column of the chapter table of a page (rows `| NN | ... |`): open, due, or when it opens."""
+    if not manifest.has_calendar and moment.time is None and moment.opened == moment.past_due:
+        return text
+
+    def status(chapter: Chapter) -> str:
+        if chapter.number in published:
+            if chapter.exercise and chapter.number not in moment.past_due:
+                return f"open: exercise due {_when(chapter.due)}" if chapter.due else "open"
+            return "open"
+        if chapter.number in held:
+            return "opens when the earlier exercises it builds on are due"
+        return f"opens {_when(chapter.opens)}" if chapter.opens else "not open yet"
+
+    numbers = {c.number: c for c in manifest.chapters}
+    lines = []
+    for line in text.splitlines(keepends=True):
+        match = re.match(r"^\| *(\d\d) *\|(.*)\|[^|]*\|\s*$", line)
+        if match and match.group(1) in numbers:
+            line = f"| {match.group(1)} |{match.group(2)}| {status(numbers[match.group(1)])} |\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True, through: str | None = None,
+            at: datetime | None = None) -> Publication:
+    """Write the public release into `out` as students may see it at one moment of the term (now by
+    default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens)."""
     root = Path(root)
     if check_release:
         try:
@@ -486,19 +621,30 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
             raise PublishError(f"the student notebooks are out of date with solutions/ ({names}): run `make release` first")
     settings = read_settings(root)
     settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
+    try:
+        manifest = load(root / config.MANIFEST_FILE.name)
+        moment, warnings = choose_moment(manifest, through, at)
+    except ManifestError as exc:
+        raise PublishError(str(exc)) from exc
+    code = CourseCode(manifest, root / "course")
+    ready, held = chapters_to_publish(root, manifest, moment, code)
+    chapter_pages = {page for chapter in manifest.chapters for page in chapter.pages}
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    docnames = [d for d in toc_files(toc) if d not in settings.private_pages]
+    listed = [d for d in toc_files(toc) if d not in settings.private_pages]
+    published_pages = {page for chapter in ready for page in chapter.pages}
+    docnames = [d for d in listed if d not in chapter_pages or d in published_pages]
     templates = config.PUBLIC_TEMPLATES_DIR
 
     _prepare(out)
     tree = _Tree(out)
     tree.write(PUBLISHED_MARKER, MARKER_TEXT)
     tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
-    toc_text = yaml.safe_dump(public_toc(toc, settings.private_pages), sort_keys=False, allow_unicode=True)
+    toc_text = yaml.safe_dump(public_toc(toc, settings.private_pages, frozenset(docnames)), sort_keys=False, allow_unicode=True)
     tree.write("_toc.yml", "# Written by `autograder publish` from the course repository's _toc.yml "
-                           "(without its pages for instructors).\n" + toc_text)
+                           "(without its pages for instructors, and the chapters not open yet).\n" + toc_text)
 
-    titles = {d: page_title(page_source(root, d)) for d in docnames}
+    titles = {d: page_title(page_source(root, d)) for d in listed}
+    numbers_published = [c.number for c in ready]
     chapters, uses_course = [], False
     for docname in docnames:
         source = page_source(root, docname)
@@ -508,11 +654,14 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
             chapters.append((docname, source, None))
             continue
         text = source.read_text(encoding="utf-8")
-        tree.write(relative, public_markdown(text))
+        folder = Path(docname).parent.as_posix()
+        folder = "" if folder == "." else folder
+        page = unpublished_references(public_markdown(text), folder, set(docnames), titles)
+        page = chapter_statuses(page, manifest, moment, numbers_published, held)
+        tree.write(relative, page)
         lesson = None
         if is_text_notebook(text):
-            folder = Path(docname).parent.as_posix()
-            nb = lesson_notebook(source, settings, titles, "" if folder == "." else folder)
+            nb = lesson_notebook(source, settings, titles, folder, page)
             lesson = lesson_notebook_path(docname, settings)
             if lesson in tree.written:
                 raise PublishError(f"two pages would both write {lesson}: rename one")
@@ -529,7 +678,10 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
             tree.copy(root, path.relative_to(root).as_posix())
     if uses_course:
         for path in sorted((root / "course").glob("*.py")):
-            tree.copy(root, path.relative_to(root).as_posix())
+            try:
+                tree.write(path.relative_to(root).as_posix(), code.published_text(path.stem, moment.past_due))
+            except CourseCodeError as exc:
+                raise PublishError(str(exc)) from exc
     for relative in TOOLS:
         tree.copy(root, relative)
 
@@ -538,7 +690,8 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
     tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
     tree.write("README.md", student_readme(root, settings, chapters, uses_course))
     _check_tree(Path(out), settings.private_pages)
-    return sorted(tree.written)
+    return Publication(sorted(tree.written), moment, numbers_published, held, warnings,
+                       frozenset(c.number for c in manifest.chapters if c.exercise))
 
 
 def student_readme(root: Path, settings: Settings, chapters: list[tuple[str, Path, str | None]], uses_course: bool) -> str:

@@ -1,5 +1,8 @@
 """The public release written once per test process (autograder publish into a temporary folder);
-shared by test_publish.py and test_browser.py (its Colab links must open files of this tree)."""
+shared by test_publish.py and test_browser.py (its Colab links must open files of this tree).
+
+It is the tree of the term's last week (`publish --through <last chapter>`): every chapter open, every
+exercise but the last past its deadline."""
 
 from __future__ import annotations
 
@@ -8,7 +11,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from autograder.manifest import load
 from autograder.publish import publish
+
+LAST_CHAPTER = load().chapters[-1].number
 
 _tree: tuple[Path, list[str]] | None = None
 
@@ -20,5 +26,5 @@ def published() -> tuple[Path, list[str]]:
         parent = Path(tempfile.mkdtemp(prefix="public-release-"))
         atexit.register(shutil.rmtree, parent, ignore_errors=True)
         out = parent / "attention-course"
-        _tree = (out, publish(out))
+        _tree = (out, publish(out, through=LAST_CHAPTER).written)
     return _tree
