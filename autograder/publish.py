@@ -495,9 +495,12 @@ class Publication:
 # --- the calendar: which chapters and which course code students may see ---------------------
 
 
-def choose_moment(manifest: Manifest, through: str | None = None, at: datetime | None = None) -> tuple[Moment, list[str]]:
+def choose_moment(manifest: Manifest, through: str | None = None, at: datetime | None = None,
+                  everything: bool = False) -> tuple[Moment, list[str]]:
     """The moment to publish (and warnings): `--through NN`, a time of the calendar (now by default), or
-    every chapter at once for a course without a calendar."""
+    every chapter at once for a course without a calendar (or when asked: `everything`)."""
+    if everything:
+        return manifest.everything(), []
     if through is not None:
         return manifest.through(through), []
     if not manifest.has_calendar:
@@ -547,7 +550,7 @@ def chapters_to_publish(root: Path, manifest: Manifest, moment: Moment, code: Co
         if chapter.number not in moment.opened:
             continue
         needs = _chapter_needs(root, chapter, code)
-        own = sorted(name for name, numbers in needs.items() if chapter.number in numbers)
+        own = sorted(name for name, numbers in needs.items() if chapter.number in numbers - moment.past_due)
         if own:
             raise PublishError(f"chapter {chapter.number}'s lesson or notebook uses {', '.join(own)} from course/, which "
                                f"answers its own exercise: students would get the answer with the chapter. Write the "
@@ -607,7 +610,7 @@ def chapter_statuses(text: str, manifest: Manifest, moment: Moment, published: l
 
 
 def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True, through: str | None = None,
-            at: datetime | None = None) -> Publication:
+            at: datetime | None = None, everything: bool = False) -> Publication:
     """Write the public release into `out` as students may see it at one moment of the term (now by
     default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens)."""
     root = Path(root)
@@ -623,7 +626,7 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
     settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
     try:
         manifest = load(root / config.MANIFEST_FILE.name)
-        moment, warnings = choose_moment(manifest, through, at)
+        moment, warnings = choose_moment(manifest, through, at, everything)
     except ManifestError as exc:
         raise PublishError(str(exc)) from exc
     code = CourseCode(manifest, root / "course")
