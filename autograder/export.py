@@ -2,7 +2,8 @@
 
 Scores come from nbgrader's gradebook (so manual grade changes made with nbgrader's
 tools show up); the reason a submission could not be graded normally comes from the
-result records in the work dir.
+result records in the work dir; `copied_from` lists the course code (course/*.py, the
+lessons' code) that an answer cell repeats, for review (`similarity.course_matches`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import csv
 import io
 from pathlib import Path
 
-from autograder import config
+from autograder import config, similarity
 from autograder.gradebook import atomic_write, load_results, open_gradebook
 from autograder.late import final_score
 from autograder.notebooks import max_points, notebook_names, read, source_notebook
@@ -30,8 +31,23 @@ def _cell_order(notebook: str, gradebook_cells: list[str]) -> list[str]:
     return [c for c in ordered if c in gradebook_cells] + sorted(set(gradebook_cells) - set(ordered))
 
 
+def _copied_from(workdir: Path, notebooks: list[str]) -> dict[tuple[str, str], str]:
+    """(student, notebook) -> the course code its answer cells repeat, for review (similarity.course_matches)."""
+    pieces = similarity.course_pieces()
+    found = {}
+    for notebook in notebooks:
+        try:
+            starter = similarity.starter_code(notebook)
+        except FileNotFoundError:
+            starter = {}
+        for student, answers in similarity.class_answers(workdir, notebook).items():
+            found[(student, notebook)] = similarity.describe(similarity.course_matches(answers, pieces, starter))
+    return found
+
+
 def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> tuple[list[str], list[dict]]:
     records = {(r.student, r.notebook): r for r in load_results(workdir)}
+    copied = _copied_from(workdir, sorted({notebook for _, notebook in records}))
     columns: list[str] = []
     out: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
@@ -56,6 +72,7 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                     record = records.get((submission.student.id, notebook.name))
                     row["reason"] = record.reason if record else ""
                     row["repairs"] = " | ".join(record.repairs) if record else ""
+                    row["copied_from"] = copied.get((submission.student.id, notebook.name), "")
                     late = record.late if record else {}
                     if late.get("deadline"):
                         penalty = float(late.get("penalty", 0.0))
@@ -66,7 +83,7 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     for row in out:  # a row without a deadline (graded before one was given): not late, as far as is known
         if late_columns and "final_score" not in row:
             row.update(submitted_at="", late_days="", penalty="", final_score=row["score"])
-    return FIXED_COLUMNS + columns + ["reason", "repairs"] + late_columns, out
+    return FIXED_COLUMNS + columns + ["reason", "repairs", "copied_from"] + late_columns, out
 
 
 def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:

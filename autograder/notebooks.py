@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import nbformat
@@ -61,3 +63,50 @@ def source_notebook(name: str, solutions_dir: Path | None = None) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"no source notebook {path}")
     return path
+
+
+# --- MyST Markdown notebooks (the lessons): the code a page shows ------------------------------
+
+_FENCE = re.compile(r"^```(\{code-cell\}[^\n]*|python[^\n]*|ipython3?[^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_CELL_OPTION = re.compile(r"^:[\w-]+:.*$|^---$")
+_INCLUDE = re.compile(r"^```\{literalinclude\}[ \t]+(\S+)[ \t]*\n((?::[\w-]+:.*\n)*)", re.MULTILINE)
+
+
+def without_magics(code: str) -> str:
+    """IPython magics and shell lines blanked out (they are not Python)."""
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
+
+
+def _included(text: str, folder: Path) -> list[str]:
+    """The code a page shows with ```{literalinclude}: the named `:pyobject:` of the file, or all of it."""
+    shown = []
+    for match in _INCLUDE.finditer(text):
+        path = (folder / match.group(1)).resolve()
+        if not path.is_file():
+            continue
+        code = path.read_text(encoding="utf-8")
+        name = re.search(r"^:pyobject:\s*(\w+)", match.group(2), re.MULTILINE)
+        if name is None:
+            shown.append(code)
+            continue
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        shown += [ast.get_source_segment(code, node) or "" for node in tree.body if getattr(node, "name", None) == name.group(1)]
+    return shown
+
+
+def myst_code(text: str, folder: Path | None = None) -> str:
+    """The code a MyST Markdown page shows, as one program: its code cells and Python code blocks in
+    order (cell options and magics removed), after the code it includes from files (`folder`: the page's)."""
+    blocks = _included(text, folder) if folder is not None else []
+    for match in _FENCE.finditer(text):
+        body = match.group(2)
+        if match.group(1).startswith("{code-cell}"):
+            lines = body.splitlines()
+            while lines and _CELL_OPTION.match(lines[0]):  # `:tags: [...]` or a `---` option block
+                lines.pop(0)
+            body = "\n".join(lines)
+        blocks.append(without_magics(body))
+    return "\n\n".join(blocks)

@@ -163,6 +163,30 @@ def _verify_section(workdir: Path, notebook: str) -> str:
     return "\n".join(out)
 
 
+def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | None) -> str:
+    from autograder import similarity
+
+    pieces = similarity.course_pieces()
+    starter = similarity.starter_code(notebook, solutions_dir)
+    rows = []
+    for student, answers in similarity.class_answers(workdir, notebook).items():
+        for match in similarity.course_matches(answers, pieces, starter):
+            rows.append(f"<tr><td>{_e(student)}</td><td>{_e(match.cell)}</td><td>{_e(match.piece)}</td>"
+                        f"<td class='num'>{match.share:.2f}</td></tr>")
+    out = [f"<p class='note'>Each answer cell compared with every function and class the course publishes at some point "
+           f"of the term (course/*.py, the lessons' code), answers included: a cell that holds at least "
+           f"{similarity.COURSE_FLAG:.0%} of a piece's distinctive fingerprints is listed (names, comments and the released "
+           "starter code do not count). A reason to read the answer, never a verdict. The same list is the export's "
+           "<code>copied_from</code> column.</p>"]
+    if not rows:
+        out.append("<p>No answer repeats course code.</p>")
+        return "\n".join(out)
+    out.append("<table id='course-copies'><tr><th>student</th><th>answer cell</th><th>course code</th><th>share</th></tr>")
+    out += rows
+    out.append("</table>")
+    return "\n".join(out)
+
+
 def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solutions_dir: Path | None) -> str:
     from autograder import similarity
 
@@ -272,6 +296,7 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
         body.append("<p>None.</p>")
     body += ["<h2>Late work</h2>", _late_section(results)]
     body += ["<h2>Similar answers</h2>", _similarity_section(workdir, notebook, hidden, solutions_dir)]
+    body += ["<h2>Answers that repeat the course's code</h2>", _course_copy_section(workdir, notebook, solutions_dir)]
     body += ["<h2>Grades that repeat</h2>", _verify_section(workdir, notebook)]
     body += ["<h2>Example answers</h2>", "<p class='note'>Anonymised: the letters are not the order of the gradebook.</p>"]
     for student, (anchor, who, why) in examples.items():

@@ -215,3 +215,78 @@ def starter_code(notebook: str, solutions_dir: Path | None = None) -> dict[str, 
 def class_pairs(workdir: Path, notebook: str, solutions_dir: Path | None = None) -> tuple[list[Pair], dict[str, dict[str, str]]]:
     answers = class_answers(workdir, notebook)
     return compare(answers, starter_code(notebook, solutions_dir)), answers
+
+
+# --- answers that repeat the course's own code -------------------------------------------------
+
+COURSE_FLAG = 0.85  # share of a course piece's distinctive fingerprints in one answer cell that is listed for review
+
+
+@dataclass(frozen=True)
+class CoursePiece:
+    """A function or class the course publishes (a module of course/, a lesson's code)."""
+
+    label: str  # e.g. "course/provided.py: Encoder"
+    prints: frozenset[int]
+
+
+@dataclass(frozen=True)
+class CourseMatch:
+    cell: str  # grade_id of the answer cell
+    piece: str  # CoursePiece.label
+    share: float  # of the piece's fingerprints, found in the answer
+
+
+def course_pieces(root: Path | None = None) -> list[CoursePiece]:
+    """Every function and class of course/*.py and of the lessons' code (chapters/*.md): what the course
+    publishes at some point of the term, answers included once their deadline has passed."""
+    from autograder import config
+    from autograder.notebooks import myst_code
+
+    root = Path(root or config.REPO_ROOT)
+    sources = [(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted((root / "course").glob("*.py"))]
+    sources += [(p.relative_to(root).as_posix(), myst_code(p.read_text(encoding="utf-8"), p.parent))
+                for p in sorted((root / "chapters").glob("*.md"))]
+    pieces = []
+    for label, code in sources:
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                prints = fingerprints(ast.get_source_segment(code, node) or "")
+                if len(prints) >= MIN_FINGERPRINTS:
+                    pieces.append(CoursePiece(f"{label}: {node.name}", frozenset(prints)))
+    return pieces
+
+
+def course_matches(answers: dict[str, str], pieces: list[CoursePiece], starter: dict[str, str] | None = None,
+                   flag: float = COURSE_FLAG) -> list[CourseMatch]:
+    """The course pieces that one student's answer cells ({cell: source}) repeat, most complete first.
+
+    A piece matches a cell when at least `flag` of its fingerprints are among the cell's own (the released
+    starter code's removed from both): renaming, reordering and comments do not hide it. A reason to read the answer,
+    never a verdict: a piece that implements the same contract can share some lines with an honest answer.
+    """
+    starter = starter or {}
+    found = []
+    for cell, source in answers.items():
+        given = fingerprints(starter.get(cell, ""))
+        own = fingerprints(source) - given
+        if len(own) < MIN_FINGERPRINTS:
+            continue
+        for piece in pieces:
+            distinctive = piece.prints - given  # what the stub already holds (a class line, a signature) proves nothing
+            if len(distinctive) < MIN_FINGERPRINTS:
+                continue
+            share = len(own & distinctive) / len(distinctive)
+            if share >= flag:
+                found.append(CourseMatch(cell, piece.label, round(share, 3)))
+    found.sort(key=lambda m: (-m.share, m.cell, m.piece))
+    return found
+
+
+def describe(matches: list[CourseMatch]) -> str:
+    """The export's `copied_from` cell: 'cell: piece (share)' for each match, the best per cell first."""
+    return " | ".join(f"{m.cell}: {m.piece} ({m.share:.2f})" for m in matches)

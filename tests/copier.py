@@ -18,7 +18,6 @@ not what a student could make of what they read.
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.notebooks import grade_id, is_solution_cell
-
-_FENCE = re.compile(r"^```(\{code-cell\}[^\n]*|python[^\n]*|ipython3?[^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
-_INCLUDE = re.compile(r"^```\{literalinclude\}[ \t]+(\S+)[ \t]*\n((?::[\w-]+:.*\n)*)", re.MULTILINE)
-_OPTION = re.compile(r"^:[\w-]+:.*$|^---$", re.MULTILINE)
+from autograder.notebooks import grade_id, is_solution_cell, myst_code, without_magics
 
 
 @dataclass(frozen=True)
@@ -50,46 +45,9 @@ class Found:
     paste: str
 
 
-def _clean(code: str) -> str:
-    """IPython magics and shell lines out (they are not Python)."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
-
-
-def _included(text: str, folder: Path) -> list[str]:
-    """The code a page shows with ```{literalinclude}: the named `:pyobject:` of the file, or all of it."""
-    shown = []
-    for match in _INCLUDE.finditer(text):
-        path = (folder / match.group(1)).resolve()
-        if not path.is_file():
-            continue
-        code = path.read_text(encoding="utf-8")
-        name = re.search(r"^:pyobject:\s*(\w+)", match.group(2), re.MULTILINE)
-        if name is None:
-            shown.append(code)
-            continue
-        for node in _statements(code):
-            if getattr(node, "name", None) == name.group(1):
-                shown.append(ast.unparse(node))
-    return shown
-
-
-def markdown_code(text: str, folder: Path | None = None) -> str:
-    """The code cells, Python code blocks and included code of a MyST page, in order, as one program."""
-    blocks = _included(text, folder) if folder is not None else []
-    for match in _FENCE.finditer(text):
-        body = match.group(2)
-        if match.group(1).startswith("{code-cell}"):
-            lines = body.splitlines()
-            while lines and _OPTION.match(lines[0]):  # `:tags: [...]` or a `---` option block
-                lines.pop(0)
-            body = "\n".join(lines)
-        blocks.append(_clean(body))
-    return "\n\n".join(blocks)
-
-
 def notebook_code(path: Path) -> str:
     nb = nbformat.read(str(path), as_version=4)
-    return "\n\n".join(_clean(c.source) for c in nb.cells if c.cell_type == "code")
+    return "\n\n".join(without_magics(c.source) for c in nb.cells if c.cell_type == "code")
 
 
 def published_sources(tree: Path, lessons_only: bool = False) -> list[Source]:
@@ -104,7 +62,7 @@ def published_sources(tree: Path, lessons_only: bool = False) -> list[Source]:
         if lessons_only and not is_lesson:
             continue
         if path.suffix == ".md":
-            code = markdown_code(path.read_text(encoding="utf-8"), path.parent)
+            code = myst_code(path.read_text(encoding="utf-8"), path.parent)
         elif path.suffix == ".ipynb":
             code = notebook_code(path)
         elif path.suffix == ".py":

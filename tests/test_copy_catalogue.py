@@ -32,6 +32,7 @@ EXERCISES = {c.number: c.exercise for c in MANIFEST.chapters if c.exercise}
 # the answers are in course/provided.py (02: its attention, not a torch softmax).
 HONEST_FLOOR = {"02": 8, "03": 8, "05": 9, "06": 9, "07": 13, "08": 16}
 SHARE = 0.10
+COPY_WORKDIR: dict[str, Path] = {}  # the copy run's work dir, for the export test
 
 
 def _write_copies(tree: Path, notebook: str, prefix: str, out: Path) -> None:
@@ -58,7 +59,8 @@ def copy_results(tmp_path_factory) -> dict[str, dict[str, float]]:
     publish(everything, everything=True, check_release=False)
     for number in HONEST_FLOOR:
         _write_copies(everything, EXERCISES[number], f"honest{number}", subs)
-    results = grade(subs, Options(workdir=root / "grading", notebooks=sorted(EXERCISES.values())), out=io.StringIO())
+    results = grade(subs, Options(workdir=COPY_WORKDIR.setdefault("path", root / "grading"), notebooks=sorted(EXERCISES.values())),
+                    out=io.StringIO())
     scores: dict[str, dict[str, float]] = {"max": {}}
     for result in results:
         if result.notebook != EXERCISES[re.match(r"\D+(\d\d)", result.student).group(1)]:
@@ -91,3 +93,16 @@ def test_the_copier_finds_the_answers_that_are_published(copy_results, number):
     best = _best(copy_results, f"honest{number}", notebook)
     assert best >= HONEST_FLOOR[number], (f"chapter {number}: with all course code published the copier earns {best}, "
                                           f"less than the {HONEST_FLOOR[number]} it found before: it no longer finds what exists")
+
+
+def test_the_export_names_the_course_code_a_copier_pasted(copy_results):
+    """`copied_from` lists, for each pasted cell of the copier on the tree with all course code, the course piece."""
+    from autograder.export import rows
+
+    _, data = rows(COPY_WORKDIR["path"])
+    honest = [row for row in data if row["student"].startswith("honest") and row["notebook"][:2] == row["student"][6:8]]
+    assert honest, "no copier row in the export"
+    for row in honest:
+        assert "course/provided.py" in row["copied_from"], f"{row['student']} {row['notebook']}: copied_from is {row['copied_from']!r}"
+    blanks = [row for row in data if row["student"].startswith("blank") and row["notebook"][:2] == row["student"][5:7]]
+    assert blanks and all(row["copied_from"] == "" for row in blanks), [(r["student"], r["copied_from"]) for r in blanks]

@@ -69,7 +69,7 @@ def test_export_csv_cell_by_cell(demo):
         reader = csv.DictReader(handle)
         header = reader.fieldnames
         rows = {row["student"]: row for row in reader}
-    assert header == ["student", "notebook", "score", "max_score", *POINTS, "reason", "repairs"]
+    assert header == ["student", "notebook", "score", "max_score", *POINTS, "reason", "repairs", "copied_from"]
     assert sorted(rows) == ["ada", "alan", "barbara", "edsger", "grace", "linus"]
     expected_cells = {
         "ada": dict(POINTS),

@@ -66,3 +66,62 @@ def test_the_released_starter_code_is_no_evidence():
     starter = similarity.starter_code(NOTEBOOK)
     untouched = {"x": dict(starter), "y": dict(starter), "z": {CELL: ORIGINAL}}
     assert all(p.a != "x" or p.b != "y" for p in similarity.compare(untouched, starter)), "two untouched stubs were compared"
+
+
+# --- answers that repeat the course's own code (similarity.course_matches) ----------------------
+
+
+@pytest.fixture(scope="module")
+def course_pieces():
+    return similarity.course_pieces()
+
+
+def test_every_answer_a_copier_pastes_is_listed(course_pieces, tmp_path):
+    """The copier's submissions, from a tree with all course code published: every pasted cell is listed."""
+    from copier import copier_submissions, published_sources
+
+    from autograder.notebooks import notebook_names, read
+    from autograder.publish import publish
+
+    publish(tmp_path / "tree", everything=True, check_release=False)
+    sources = published_sources(tmp_path / "tree")
+    pasted = 0
+    for notebook in notebook_names():
+        released = read(tmp_path / "tree" / "chapters" / f"{notebook}.ipynb")
+        for nb, origins in copier_submissions(released, sources):
+            listed = {m.cell for m in similarity.course_matches(similarity.answer_cells(nb), course_pieces,
+                                                                similarity.starter_code(notebook))}
+            assert set(origins) <= listed, f"{notebook}: pasted {origins}, listed only {sorted(listed)}"
+            pasted += len(origins)
+    assert pasted >= 20, f"only {pasted} pasted cells: does the copier still find the course's code?"
+
+
+def test_no_catalogued_answer_written_by_hand_is_listed(course_pieces):
+    """Reference solutions and the catalogues' implementations (written for the exercises, not copied) stay
+    under the flag: measured, the closest is 0.84 of the course's Encoder."""
+    from autograder.notebooks import notebook_names
+    from autograder.samples import catalogue_submissions
+
+    for notebook in notebook_names():
+        starter = similarity.starter_code(notebook)
+        for label, nb, _ in catalogue_submissions(notebook):
+            matches = similarity.course_matches(similarity.answer_cells(nb), course_pieces, starter)
+            assert not matches, f"{notebook} {label}: listed as repeating {[(m.cell, m.piece, m.share) for m in matches]}"
+
+
+def test_a_renamed_reordered_copy_of_a_course_function_is_still_listed(course_pieces):
+    original = "\n".join([
+        "def padding_mask(lengths, max_len):",
+        "    counts = torch.as_tensor(lengths).reshape(-1, 1, 1, 1)",
+        "    return torch.arange(max_len, device=counts.device) < counts",
+    ])
+    disguised = "\n".join([
+        "def padding_mask(n, width):",
+        "    # my own mask",
+        "    c = torch.as_tensor(n).reshape(-1, 1, 1, 1)",
+        "    return torch.arange(width, device=c.device) < c",
+    ])
+    pieces = [p for p in course_pieces if p.label == "course/provided.py: padding_mask"] or course_pieces
+    for code in (original, disguised):
+        found = similarity.course_matches({"ch03_padding_mask": code}, pieces, {}, flag=0.5)
+        assert found and found[0].piece == "course/provided.py: padding_mask", found
