@@ -610,9 +610,10 @@ def chapter_statuses(text: str, manifest: Manifest, moment: Moment, published: l
 
 
 def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True, through: str | None = None,
-            at: datetime | None = None, everything: bool = False) -> Publication:
+            at: datetime | None = None, everything: bool = False, manifest: Manifest | None = None) -> Publication:
     """Write the public release into `out` as students may see it at one moment of the term (now by
-    default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens)."""
+    default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens;
+    `everything`: every chapter and all course code; `manifest`: another calendar than chapters.yml's)."""
     root = Path(root)
     if check_release:
         try:
@@ -625,7 +626,7 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
     settings = read_settings(root)
     settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
     try:
-        manifest = load(root / config.MANIFEST_FILE.name)
+        manifest = manifest or load(root / config.MANIFEST_FILE.name)
         moment, warnings = choose_moment(manifest, through, at, everything)
     except ManifestError as exc:
         raise PublishError(str(exc)) from exc
