@@ -190,7 +190,11 @@ def test_grading_guide_shows_real_output_of_this_build(book):
     text = re.sub(r"<[^>]+>", " ", page(book, f"{GUIDE}.html"))
     for expected in [
         "$ autograder release --check",
-        "$ autograder publish --out public",
+        "$ autograder publish --out public --through 03",
+        "Published through chapter 03: chapters 00, 01, 02, 03; the course code answering exercises 01, 02",
+        "public/course/provided.py keeps",
+        "is published after the deadline of exercise",
+        "repairs,copied_from",
         "Grading 6 submission(s) of 6 (0 already graded and unchanged)",
         "Summary",
         "all tests passed",
