@@ -7,7 +7,13 @@ PY     := $(VENV)/bin/python
 # nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: book serve test release check-release publish samples bench bench-grade clean help
+.PHONY: book serve test release check-release publish samples bench bench-grade clean help system-test system-grade
+
+# Debian packages, as COMMAND:PACKAGE: the sandbox (bubblewrap; prlimit and setpriv come with util-linux), the
+# browser tests (chromium) and the PostgreSQL gradebook test. tools/system_packages.sh installs what is missing
+# when it can (root or passwordless sudo), else stops at once with the command to run.
+SYSTEM_GRADE := bwrap:bubblewrap prlimit:util-linux setpriv:util-linux
+SYSTEM_TEST  := $(SYSTEM_GRADE) chromium:chromium initdb:postgresql
 
 help:
 	@echo "make book          build the course website into _build/html"
@@ -40,7 +46,14 @@ serve:
 	@echo "Serving the book on http://127.0.0.1:8000 (Ctrl-C to stop)"
 	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
-test: $(VENV)/.installed
+system-test:
+	@bash tools/system_packages.sh $(SYSTEM_TEST)
+
+system-grade:
+	@bash tools/system_packages.sh $(SYSTEM_GRADE)
+
+# system-test first: a machine without the packages stops in seconds, before the venv is built.
+test: system-test $(VENV)/.installed
 	$(PY) -m pytest
 
 release: $(VENV)/.installed
@@ -58,7 +71,7 @@ samples: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) tools/bench_train.py
 
-bench-grade: $(VENV)/.installed
+bench-grade: system-grade $(VENV)/.installed
 	$(PY) tools/bench_grade.py
 
 clean:
