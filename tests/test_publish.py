@@ -61,11 +61,9 @@ def book() -> BookBuild:
     return build
 
 
-@pytest.fixture(scope="module")
-def public_site(tree, book) -> tuple[subprocess.CompletedProcess, Path]:
-    """The public tree's own site, built as its Makefile does; the lessons' executions come from this
+def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
+    """A public tree's own site, built as its Makefile does; the lessons' executions come from this
     repository's jupyter cache (the same notebooks), MathJax from its _vendor folder."""
-    out, _ = tree
     shutil.rmtree(out / "_build", ignore_errors=True)
     shutil.copytree(ROOT / "_build" / ".jupyter_cache", out / "_build" / ".jupyter_cache")
     shutil.copytree(ROOT / "_vendor", out / "_vendor", dirs_exist_ok=True)
@@ -74,6 +72,27 @@ def public_site(tree, book) -> tuple[subprocess.CompletedProcess, Path]:
     result = subprocess.run(["jupyter-book", "build", ".", "-W", "-n", "--keep-going"], cwd=out, env=env,
                             capture_output=True, text=True, timeout=600)
     return result, out / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def public_site(tree, book) -> tuple[subprocess.CompletedProcess, Path]:
+    """The site of the term's last week, built from its public tree."""
+    return build_public_site(tree[0])
+
+
+def test_the_site_of_an_early_week_shows_only_the_open_chapters(book, tmp_path):
+    """The week chapter 03 opens: the public tree builds its own site without warnings (links to chapters not
+    open yet are plain titles), with pages for chapters 00-03 only and the intro saying when 04 opens."""
+    out = tmp_path / "week"
+    publish(out, through="03", check_release=False)
+    result, html_dir = build_public_site(out)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "WARNING" not in result.stdout + result.stderr
+    pages = sorted(p.stem for p in (html_dir / "chapters").glob("*.html"))
+    assert pages == sorted(Path(d).name for d in PUBLIC_DOCNAMES if d.startswith("chapters/0") and d[9:11] <= "03")
+    intro = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (html_dir / "intro.html").read_text(encoding="utf-8")))
+    assert re.search(r"03 Masks .*? open: exercise due \w{3} \d\d \w{3} \d{4}, \d\d:\d\d 04 ", intro), intro[:3000]
+    assert re.search(r"04 Self-attention and cross-attention .*? opens \w{3} \d\d \w{3} \d{4}", intro)
 
 
 def public_files(out: Path) -> set[str]:
