@@ -66,7 +66,7 @@ publish: $(VENV)/.installed
 	$(PY) -m autograder publish --out _publish
 
 samples: $(VENV)/.installed
-	$(PY) -m autograder.samples grading/samples
+	$(PY) -m coursetools.samples grading/samples
 
 bench: $(VENV)/.installed
 	$(PY) tools/bench_train.py

@@ -18,7 +18,7 @@ from autograder import config
 
 
 def _release(args: argparse.Namespace) -> int:
-    from autograder.release import SourceError, release
+    from coursetools.release import SourceError, release
 
     try:
         stale = release(check=args.check)
@@ -42,9 +42,9 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grade import Options, grade, verify
-    from autograder.intake import prepare
-    from autograder.notebooks import notebook_names
+    from autograder.grading.grade import Options, grade, verify
+    from autograder.intake.uploads import prepare
+    from autograder.model.notebooks import notebook_names
     from autograder.sandbox import Limits, SandboxUnavailable, default_memory_bytes
 
     limits = Limits(
@@ -55,7 +55,7 @@ def _grade(args: argparse.Namespace) -> int:
     )
     lateness = None
     if args.deadline:
-        from autograder.late import Lateness, parse_policy, parse_time, read_timestamps
+        from autograder.grading.late import Lateness, parse_policy, parse_time, read_timestamps
 
         lateness = Lateness(parse_time(args.deadline), parse_policy(args.late_policy or config.LATE_POLICY),
                             read_timestamps(args.timestamps) if args.timestamps else None)
@@ -88,7 +88,7 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _feedback(args: argparse.Namespace) -> int:
-    from autograder.feedback import write_feedback
+    from autograder.reporting.feedback import write_feedback
 
     written = write_feedback(args.submissions, args.out, args.workdir)
     print(f"Wrote {len(written)} feedback file(s) under {args.out}")
@@ -96,7 +96,7 @@ def _feedback(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from autograder.export import export_canvas, export_csv
+    from autograder.reporting.export import export_canvas, export_csv
 
     if args.format == "canvas":
         ids = {}
@@ -119,8 +119,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from autograder.late import parse_time
-    from autograder.publish import PublishError, publish, read_settings
+    from autograder.grading.late import parse_time
+    from coursetools.publish import PublishError, publish, read_settings
 
     try:
         at = parse_time(args.at) if args.at else None
@@ -149,7 +149,7 @@ def _publish(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     import time
 
-    from autograder.report import write_report
+    from autograder.reporting.report import write_report
 
     started = time.monotonic()
     written = write_report(args.out, args.workdir)

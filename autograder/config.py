@@ -20,7 +20,7 @@ MANIFEST_FILE = REPO_ROOT / "chapters.yml"
 COURSE_DIR = REPO_ROOT / "course"
 # Reference code that `release` copies into the provided (locked) cells of the notebooks.
 PROVIDED_MODULE = REPO_ROOT / "course" / "provided.py"
-# The public release (`autograder publish`, autograder/publish.py): where `make publish` writes
+# The public release (`autograder publish`, coursetools/publish.py): where `make publish` writes
 # it by default (git-ignored), and the templates of its README, Makefile and .gitignore. Its
 # GitHub URL is `repository.url` in _config.yml, the one setting the site's buttons use too.
 PUBLISH_DIR = REPO_ROOT / "_publish"
@@ -58,19 +58,19 @@ MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, 
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 
-# What `grade` accepts from an instructor (autograder/intake.py): one notebook over this size is
+# What `grade` accepts from an instructor (autograder/intake/uploads.py): one notebook over this size is
 # refused with a reason (ours are ~100 KB with outputs; a notebook full of images is a few MB),
 # and a zip is not unpacked past this many bytes of notebooks in all.
 MAX_SUBMISSION_BYTES = 20 << 20
 MAX_INTAKE_BYTES = 4 << 30
 
-# Dask (autograder/cluster.py, `grade --scheduler`): how long to wait for a scheduler, and how
+# Dask (autograder/grading/pools.py, `grade --scheduler`): how long to wait for a scheduler, and how
 # many times a submission may take its worker down with it before it counts as a grader failure
 # (Dask's default, 3, would restart workers three times for one submission that kills them).
 DASK_CONNECT_TIMEOUT_S = 20
 DASK_ALLOWED_FAILURES = 1
 
-# Late work (autograder/late.py): the policy `grade --deadline` applies unless --late-policy is given.
+# Late work (autograder/grading/late.py): the policy `grade --deadline` applies unless --late-policy is given.
 LATE_POLICY = "10%/day, max 3 days"
 
 # Bump when the way a score is computed changes: cached results of an older

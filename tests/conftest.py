@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grade import Options, grade
 from autograder import config
-from autograder.gradebook import ensure_tools_on_path
-from autograder.samples import catalogue_submissions, untouched_release, write_submission
+from autograder.grading.grade import Options, grade
+from autograder.records.gradebook import ensure_tools_on_path
+from coursetools.samples import catalogue_submissions, untouched_release, write_submission
 
 # nbgrader runs `alembic` by name; tests may be started without activating the venv.
 ensure_tools_on_path()

@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.notebooks import grade_id, is_solution_cell, myst_code, without_magics
+from autograder.model.notebooks import grade_id, is_solution_cell, myst_code, without_magics
 
 
 @dataclass(frozen=True)

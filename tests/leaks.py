@@ -26,8 +26,16 @@ import re
 from pathlib import Path
 
 from autograder import config
-from autograder.notebooks import is_solution_cell, is_test_cell, read, solution_paths
-from autograder.release import MIN_SHARED_LINE, hidden_test_lines, normalised, release_notebook, solution_region_lines
+from autograder.model.notebooks import (
+    hidden_test_lines,
+    is_solution_cell,
+    is_test_cell,
+    read,
+    release_notebook,
+    solution_paths,
+    solution_region_lines,
+)
+from coursetools.release import MIN_SHARED_LINE, normalised
 
 MIN_LENGTH = MIN_SHARED_LINE  # 12, as `release` uses for provided code
 GENERIC_LINES = {

@@ -11,8 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from autograder.manifest import load
-from autograder.publish import publish
+from coursetools.manifest import load
+from coursetools.publish import publish
 
 LAST_CHAPTER = load().chapters[-1].number
 

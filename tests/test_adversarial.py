@@ -24,13 +24,13 @@ import nbformat
 import pytest
 
 from autograder import config
-from autograder.export import export_csv
-from autograder.feedback import write_feedback
-from autograder.gradebook import executed_path
-from autograder.grade import Options, grade
-from autograder.release import secret_lines
-from autograder import sandbox
+from autograder.grading.grade import Options, grade
+from autograder.model.notebooks import secret_lines
+from autograder.records.gradebook import executed_path
+from autograder.reporting.export import export_csv
+from autograder.reporting.feedback import write_feedback
 from autograder.sandbox import Limits
+from autograder.sandbox.command import RUNNER, RUNNER_IN_SANDBOX
 
 _spec = importlib.util.spec_from_file_location(
     "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py")
@@ -75,7 +75,7 @@ def sandbox_processes() -> list[str]:
     """Processes of this checkout's sandboxes still alive: bwrap started with this checkout's
     runner, or a process whose environment names this checkout's venv (what the sandbox gets).
     Sandboxes of another checkout grading on the same machine are not ours to count."""
-    runner, venv_bin = str(sandbox.RUNNER), f"PATH={Path(sys.executable).parent}:".encode()
+    runner, venv_bin = str(RUNNER), f"PATH={Path(sys.executable).parent}:".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
@@ -85,7 +85,7 @@ def sandbox_processes() -> list[str]:
             environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if runner in cmdline or (b"\0" + venv_bin in b"\0" + environ and "runner.py" in cmdline):
+        if runner in cmdline or (b"\0" + venv_bin in b"\0" + environ and RUNNER_IN_SANDBOX in cmdline):
             found.append(f"{entry.name} {cmdline[:100]}")
     return found
 

@@ -19,10 +19,18 @@ import pytest
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.align import NOTHING_RECOGNISED, REORDERED, Aligned, align
-from autograder.notebooks import grade_id, is_protected_cell, is_solution_cell, is_test_cell, read, source_notebook
-from autograder.release import hidden_test_lines, release_notebook
-from autograder.samples import make_submission, solution_code, untouched_release
+from autograder.grading.align import NOTHING_RECOGNISED, REORDERED, Aligned, align
+from autograder.model.notebooks import (
+    grade_id,
+    hidden_test_lines,
+    is_protected_cell,
+    is_solution_cell,
+    is_test_cell,
+    read,
+    release_notebook,
+    source_notebook,
+)
+from coursetools.samples import make_submission, solution_code, untouched_release
 
 NOTEBOOK = "02_dot_product_attention"
 SOURCE = read(source_notebook(NOTEBOOK))

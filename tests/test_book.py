@@ -13,8 +13,8 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from autograder.publish import read_settings, toc_files
 from book_build import ROOT, BookBuild, build_book
+from coursetools.publish import read_settings, toc_files
 
 LESSON = "chapters/02_attention_by_hand.html"
 EXERCISE = "chapters/02_dot_product_attention.html"

@@ -26,9 +26,9 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
-from autograder.publish import read_settings, toc_files
 from book_build import ROOT, BookBuild, build_book
 from chromium import browser  # noqa: F401 - the fixture
+from coursetools.publish import read_settings, toc_files
 from publish_tree import published
 
 SCREENSHOTS = Path(os.environ.get("BOOK_SCREENSHOTS", ROOT / "_build" / "screenshots"))

@@ -14,10 +14,9 @@ import os
 
 import pytest
 
-from autograder.notebooks import max_points, read, source_notebook
-from autograder.samples import implementations
-
+from autograder.model.notebooks import max_points, read, source_notebook
 from conftest import catalogued_notebooks
+from coursetools.samples import implementations
 
 NOTEBOOKS = catalogued_notebooks()
 WRONG = [(nb, impl) for nb in NOTEBOOKS for impl in implementations(nb, "wrong")]

@@ -14,10 +14,11 @@ import cloudpickle
 import pytest
 
 from autograder.cli import main
-from autograder.execute import Job, Result, execute_submission
-from autograder.export import export_csv
-from autograder.grade import Options, grade
-from autograder.samples import catalogue_submissions, write_demo_class, write_submission
+from autograder.grading.execute import execute_submission
+from autograder.grading.grade import Options, grade
+from autograder.model.records import Job, Result
+from autograder.reporting.export import export_csv
+from coursetools.samples import catalogue_submissions, write_demo_class, write_submission
 
 NOTEBOOK = "02_dot_product_attention"
 
@@ -108,9 +109,9 @@ def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys, monkeypatch
 def test_grading_processes_on_one_machine_never_share_a_slot():
     """Each slot is a uid whose processes are all killed when a submission ends: a second
     grading process (another Dask worker, another run) must get other slots."""
-    from autograder.sandbox import slot
+    from autograder.sandbox.slots import slot
 
-    code = ("from autograder.sandbox import slot\n"
+    code = ("from autograder.sandbox.slots import slot\n"
             "with slot() as a, slot() as b:\n    print(a, b, flush=True)\n    input()\n")
     other = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -20,11 +20,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grade import Options, grade
-from autograder.manifest import load
-from autograder.publish import publish
-
+from autograder.grading.grade import Options, grade
 from copier import copier_submissions, published_sources
+from coursetools.manifest import load
+from coursetools.publish import publish
 
 MANIFEST = load()
 EXERCISES = {c.number: c.exercise for c in MANIFEST.chapters if c.exercise}
@@ -97,7 +96,7 @@ def test_the_copier_finds_the_answers_that_are_published(copy_results, number):
 
 def test_the_export_names_the_course_code_a_copier_pasted(copy_results):
     """`copied_from` lists, for each pasted cell of the copier on the tree with all course code, the course piece."""
-    from autograder.export import rows
+    from autograder.reporting.export import rows
 
     _, data = rows(COPY_WORKDIR["path"])
     honest = [row for row in data if row["student"].startswith("honest") and row["notebook"][:2] == row["student"][6:8]]

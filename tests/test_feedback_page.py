@@ -17,13 +17,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.execute import CellResult, Result
-from autograder.feedback import feedback_notebook, render_html, tex_to_mathml
-from autograder.notebooks import grade_id, is_test_cell, max_points, read, source_notebook
-from autograder.release import release_notebook
-from autograder.samples import make_submission
-
+from autograder.model.notebooks import grade_id, is_test_cell, max_points, read, release_notebook, source_notebook
+from autograder.model.records import CellResult, Result
+from autograder.reporting.feedback import feedback_notebook, render_html, tex_to_mathml
 from chromium import browser  # noqa: F401 - the fixture
+from coursetools.samples import make_submission
 
 NOTEBOOK = "02_dot_product_attention"
 # Every formula of the course's notebooks, and the macros the issue asks about.

@@ -1,4 +1,4 @@
-"""The fork server (autograder/sandbox.py ForkServer, runner.py serve_forks): one warm sandbox per
+"""The fork server (autograder/sandbox/forkserver.py ForkServer, autograder/runner/forks.py serve_forks): one warm sandbox per
 worker forks a child per submission. The children of one server follow each other, so what one
 submission leaves behind (a daemon process, files in /tmp or in its scratch dir) must be gone
 before the next one starts; and grades must be those of a fresh sandbox per submission.
@@ -12,12 +12,11 @@ import os
 import pytest
 
 from autograder import config
-from autograder.grade import Options, grade
-from autograder.samples import make_submission, solution_code, write_demo_class, write_submission
-from autograder.notebooks import grade_id, is_solution_cell, read, source_notebook
-from autograder.sandbox import fork_servers_enabled
-
+from autograder.grading.grade import Options, grade
+from autograder.model.notebooks import grade_id, is_solution_cell, read, source_notebook
+from autograder.sandbox.forkserver import fork_servers_enabled
 from conftest import NOTEBOOK
+from coursetools.samples import make_submission, solution_code, write_demo_class, write_submission
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="fork servers need root (as an ordinary user each submission gets a fresh sandbox)")
 

@@ -1,6 +1,6 @@
 """The instructor's path, through the CLI: grade a class, export the gradebook, hand back feedback.
 
-The demo class (autograder.samples.write_demo_class) has one student per outcome:
+The demo class (coursetools.samples.write_demo_class) has one student per outcome:
 ada (reference solution), grace (one realistic mistake), linus (the untouched release),
 barbara (a truncated upload), edsger (an empty file), alan (a correct notebook a browser saved as
 "<name> (1).ipynb": graded, with a note).
@@ -18,11 +18,9 @@ from pathlib import Path
 import pytest
 
 from autograder import config
-from autograder.notebooks import max_points, read, source_notebook
-from autograder.release import secret_lines
-from autograder.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
-
+from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
 
 POINTS = max_points(read(source_notebook(NOTEBOOK)))
 TOTAL = sum(POINTS.values())

@@ -1,4 +1,4 @@
-"""What instructors hand in (autograder/intake.py and collect): zips, Canvas exports, browser
+"""What instructors hand in (autograder/intake/uploads.py and collect): zips, Canvas exports, browser
 duplicates, a roster; hostile archives refused with a reason and never extracted outside the work dir.
 
 The last test grades a Canvas-style zip end to end through the CLI.
@@ -18,12 +18,11 @@ import nbformat
 import pytest
 
 from autograder import config
-from autograder.collect import collect
-from autograder.intake import prepare, read_roster, released_name
-from autograder.late import Lateness, parse_policy
-from autograder.samples import implementations, make_submission, untouched_release
-
+from autograder.grading.late import Lateness, parse_policy
+from autograder.intake.collect import collect
+from autograder.intake.uploads import prepare, read_roster, released_name
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, untouched_release
 from test_grading import POINTS, TOTAL, run_cli
 
 RELEASED = ["01_soft_lookup", NOTEBOOK]
@@ -176,13 +175,13 @@ def test_lms_late_mark_stands_in_for_a_missing_time():
     deadline = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
     lateness = Lateness(deadline, parse_policy("10%/day, max 3 days"))
     record, warnings = lateness.assess("jdoe", NOTEBOOK, None, 10, lms_late=True)
-    assert (record["late_days"], record["penalty"], record["final_score"]) == (1, 0.1, 9.0)
-    assert record["source"] == "LMS export: marked late" and "give --timestamps" in warnings[0]
+    assert (record.late_days, record.penalty, record.final_score) == (1, 0.1, 9.0)
+    assert record.source == "LMS export: marked late" and "give --timestamps" in warnings[0]
     record, warnings = lateness.assess("jdoe", NOTEBOOK, None, 10, lms_late=False)
-    assert (record["late_days"], record["final_score"], warnings) == (0, 10, [])
+    assert (record.late_days, record.final_score, warnings) == (0, 10, [])
     with_csv = Lateness(deadline, parse_policy("10%/day, max 3 days"), {("jdoe", None): datetime(2026, 12, 4, 12, tzinfo=timezone.utc)})
     record, _ = with_csv.assess("jdoe", NOTEBOOK, None, 10, lms_late=True)
-    assert (record["late_days"], record["source"]) == (3, "timestamps CSV"), "a real time beats the mark"
+    assert (record.late_days, record.source) == (3, "timestamps CSV"), "a real time beats the mark"
 
 
 def test_grade_a_canvas_zip_end_to_end(tmp_path):
@@ -249,10 +248,10 @@ def canvas_header_accepted(row: list[str]) -> bool:
 
 
 def test_canvas_export_takes_ids_from_the_roster_and_warns_without_them(tmp_path):
-    from autograder.execute import CellResult, Result
-    from autograder.export import canvas_rows
-    from autograder.gradebook import Writer
-    from autograder.notebooks import read, source_notebook
+    from autograder.model.notebooks import read, source_notebook
+    from autograder.model.records import CellResult, Result
+    from autograder.records.gradebook import Writer
+    from autograder.reporting.export import canvas_rows
 
     work = tmp_path / "grading"
     with Writer(work) as writer:

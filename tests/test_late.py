@@ -1,4 +1,4 @@
-"""Late work (autograder/late.py): the policy's arithmetic, and `grade --deadline` end to end
+"""Late work (autograder/grading/late.py): the policy's arithmetic, and `grade --deadline` end to end
 on three submissions (on time, 2 days late by the LMS's CSV, and one with only a file time)."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from autograder.late import Policy, final_score, late_days, parse_policy, parse_time
-from autograder.report import write_report
-from autograder.samples import implementations, make_submission, write_submission
-
+from autograder.grading.late import Policy, final_score, late_days, parse_policy, parse_time
+from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, write_submission
 from test_grading import run_cli
 
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)

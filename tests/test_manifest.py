@@ -22,10 +22,10 @@ import yaml
 
 from autograder import config
 from autograder.cli import main as autograder_main
-from autograder.manifest import Manifest, ManifestError, load
-from autograder.notebooks import is_solution_cell, read, solution_paths
-from autograder.publish import PublishError, publish, toc_files
+from autograder.model.notebooks import is_solution_cell, read, solution_paths
 from book_build import ROOT
+from coursetools.manifest import Manifest, ManifestError, load
+from coursetools.publish import PublishError, publish, toc_files
 
 MANIFEST = load()
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))

@@ -11,8 +11,9 @@ import torch
 import torch.nn.functional as F
 
 from autograder import config
-from autograder.notebooks import read, solution_paths
-from autograder.release import (
+from autograder.model.notebooks import read, solution_paths
+from course.provided import causal_mask, padding_mask, scaled_dot_product_attention
+from coursetools.release import (
     PROVIDED_HEADER,
     ProvidedModule,
     SourceError,
@@ -20,7 +21,6 @@ from autograder.release import (
     release,
     validate_sources,
 )
-from course.provided import causal_mask, padding_mask, scaled_dot_product_attention
 
 ALL_NAMES = ["causal_mask", "padding_mask", "scaled_dot_product_attention"]
 

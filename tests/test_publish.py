@@ -27,10 +27,9 @@ import yaml
 
 from autograder import config
 from autograder.cli import main as autograder_main
-from autograder.notebooks import read, solution_paths
-from autograder.publish import ADDED_TAG, PUBLISHED_MARKER, PublishError, publish, read_settings, toc_files
-from autograder.release import release_notebook
+from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT, BookBuild, build_book
+from coursetools.publish import ADDED_TAG, PUBLISHED_MARKER, PublishError, publish, read_settings, toc_files
 from leaks import find_leaks, secret_lines
 from publish_tree import LAST_CHAPTER, published
 

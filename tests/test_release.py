@@ -10,8 +10,15 @@ import nbformat
 import pytest
 
 from autograder import config
-from autograder.notebooks import is_test_cell, read, solution_paths
-from autograder.release import SourceError, hidden_test_lines, release, release_notebook, secret_lines, validate_sources
+from autograder.model.notebooks import (
+    hidden_test_lines,
+    is_test_cell,
+    read,
+    release_notebook,
+    secret_lines,
+    solution_paths,
+)
+from coursetools.release import SourceError, release, validate_sources
 
 
 def test_committed_student_notebooks_are_in_sync():

@@ -14,14 +14,12 @@ from collections import Counter
 
 import pytest
 
-from autograder.export import rows as export_rows
-from autograder.notebooks import read, source_notebook
-from autograder.release import secret_lines
-from autograder.report import write_report
-from autograder.samples import make_submission, write_demo_class, write_submission
-
+from autograder.model.notebooks import read, secret_lines, source_notebook
+from autograder.reporting.export import rows as export_rows
+from autograder.reporting.report import write_report
 from chromium import browser  # noqa: F401 - the fixture
 from conftest import NOTEBOOK, grade_quietly
+from coursetools.samples import make_submission, write_demo_class, write_submission
 
 # trudy's answer: a correct attention with two helper functions of her own.
 ORIGINAL = '''def _flatten(t, n):

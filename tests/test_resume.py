@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 from autograder import config
-from autograder.samples import implementations, make_submission, untouched_release, write_submission
-
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, untouched_release, write_submission
 from test_adversarial import sandbox_processes
 
 

@@ -10,14 +10,12 @@ import json
 import nbformat
 import pytest
 
-from autograder.feedback import write_feedback
-from autograder.grade import Options, grade
-from autograder.notebooks import grade_id, is_test_cell, max_points, read, source_notebook
-from autograder.release import secret_lines
-from autograder.samples import implementations, make_submission, write_submission
+from autograder.grading.grade import Options, grade
+from autograder.model.notebooks import grade_id, is_test_cell, max_points, read, secret_lines, source_notebook
+from autograder.reporting.feedback import write_feedback
 from autograder.sandbox import Limits
-
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, write_submission
 
 POINTS = max_points(read(source_notebook(NOTEBOOK)))
 SOFTMAX_CELLS = {"softmax_values", "softmax_dim", "softmax_stable"}

@@ -8,11 +8,11 @@ import io
 import pytest
 
 from autograder import cli, sandbox
-from autograder.gradebook import load_result
-from autograder.grade import Options, grade
-from autograder.samples import implementations, make_submission, write_submission
-
+from autograder.grading.grade import Options, grade
+from autograder.records.gradebook import load_result
+from autograder.sandbox import command, forkserver, run
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission, write_submission
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,9 @@ def small_class(tmp_path_factory):
 
 
 def test_grade_refuses_without_bubblewrap_and_says_how_to_fix_it(small_class, tmp_path, monkeypatch, capsys):
-    real_which = sandbox.shutil.which
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
-    monkeypatch.setattr(sandbox, "_checked", {})
+    real_which = command.shutil.which
+    monkeypatch.setattr(command.shutil, "which", lambda name: None if name == "bwrap" else real_which(name))
+    monkeypatch.setattr(command, "_checked", {})
     code = cli.main(["grade", str(small_class), "--workdir", str(tmp_path / "w")])
     err = capsys.readouterr().err
     assert code == 2
@@ -37,7 +37,8 @@ def test_grade_refuses_without_bubblewrap_and_says_how_to_fix_it(small_class, tm
 
 def test_a_grader_failure_is_retried_reported_and_never_stored(small_class, tmp_path, monkeypatch):
     sandbox.check_available()  # the sandbox works; then every start of it fails (a transient fault)
-    monkeypatch.setattr(sandbox, "bwrap_command", lambda limits, slot=0: ["/bin/false"])
+    for module in (run, forkserver):  # a fresh sandbox per submission, and a fork server's
+        monkeypatch.setattr(module, "bwrap_command", lambda limits, slot=0, fork_server=False: ["/bin/false"])
     out = io.StringIO()
     results = grade(small_class, Options(workdir=tmp_path, retries=1), out=out)
     assert all(r.internal_error for r in results)

@@ -1,4 +1,4 @@
-"""Similar answers (autograder/similarity.py), on the chapter-02 catalogue: no grading needed.
+"""Similar answers (autograder/reporting/similarity.py), on the chapter-02 catalogue: no grading needed.
 
 Each catalogue file replaces only the cells it names (the others keep the reference), so
 implementations are compared on the cells they wrote; the whole catalogue is the "class"
@@ -11,10 +11,9 @@ import itertools
 
 import pytest
 
-from autograder import similarity
-from autograder.samples import implementations, make_submission
-
+from autograder.reporting import similarity
 from conftest import NOTEBOOK
+from coursetools.samples import implementations, make_submission
 from test_report import ORIGINAL, RENAMED_COPY
 
 CELL = "scaled_dot_product_attention"
@@ -78,10 +77,9 @@ def course_pieces():
 
 def test_every_answer_a_copier_pastes_is_listed(course_pieces, tmp_path):
     """The copier's submissions, from a tree with all course code published: every pasted cell is listed."""
+    from autograder.model.notebooks import notebook_names, read
     from copier import copier_submissions, published_sources
-
-    from autograder.notebooks import notebook_names, read
-    from autograder.publish import publish
+    from coursetools.publish import publish
 
     publish(tmp_path / "tree", everything=True, check_release=False)
     sources = published_sources(tmp_path / "tree")
@@ -99,8 +97,8 @@ def test_every_answer_a_copier_pastes_is_listed(course_pieces, tmp_path):
 def test_no_catalogued_answer_written_by_hand_is_listed(course_pieces):
     """Reference solutions and the catalogues' implementations (written for the exercises, not copied) stay
     under the flag: measured, the closest is 0.84 of the course's Encoder."""
-    from autograder.notebooks import notebook_names
-    from autograder.samples import catalogue_submissions
+    from autograder.model.notebooks import notebook_names
+    from coursetools.samples import catalogue_submissions
 
     for notebook in notebook_names():
         starter = similarity.starter_code(notebook)

@@ -15,11 +15,10 @@ import shutil
 
 import pytest
 
-from autograder.grade import Options, grade, verify
-from autograder.report import write_report
-from autograder.samples import make_submission, write_submission
-
+from autograder.grading.grade import Options, grade, verify
+from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
+from coursetools.samples import make_submission, write_submission
 
 GAMBLER = '''import hashlib, os, sys
 _coin = os.urandom(16)

@@ -37,10 +37,9 @@ print(json.dumps({"failed": failed, "device": str(device)}))
 
 def build(out_dir: Path) -> Path:
     from autograder import config
-    from autograder.align import align
-    from autograder.notebooks import grade_id, is_test_cell, read, source_notebook
-    from autograder.release import release_notebook
-    from autograder.samples import catalogue_submissions
+    from autograder.grading.align import align
+    from autograder.model.notebooks import grade_id, is_test_cell, read, release_notebook, source_notebook
+    from coursetools.samples import catalogue_submissions
 
     cases = []
     catalogued = sorted(p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir())

@@ -35,8 +35,8 @@ from typing import Callable
 import nbformat
 from nbformat import NotebookNode
 
-from autograder.notebooks import grade_id, is_solution_cell, is_test_cell, read, source_notebook
-from autograder.samples import implementations, make_submission, untouched_release
+from autograder.model.notebooks import grade_id, is_solution_cell, is_test_cell, read, source_notebook
+from coursetools.samples import implementations, make_submission, untouched_release
 
 NOTEBOOK = "02_dot_product_attention"
 FULL = 11.0

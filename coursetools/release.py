@@ -30,23 +30,20 @@ from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
-from nbgrader.preprocessors import (
-    CheckCellMetadata,
-    ClearHiddenTests,
-    ClearMarkScheme,
-    ClearOutput,
-    ClearSolutions,
-    ComputeChecksums,
-    LockCells,
-)
 
 from autograder import config
-from autograder.notebooks import grade_id, is_solution_cell, is_test_cell, nbgrader_meta, read, solution_paths
+from autograder.model.notebooks import (
+    grade_id,
+    is_solution_cell,
+    is_test_cell,
+    nbgrader_meta,
+    read,
+    release_notebook,
+    released_path,
+    solution_paths,
+    solution_region_lines,
+)
 
-HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
-HIDDEN_END = "### END HIDDEN TESTS"
-SOLUTION_BEGIN = "### BEGIN SOLUTION"
-SOLUTION_END = "### END SOLUTION"
 PROVIDED_HEADER = "# Provided by the course:"
 PROVIDED_NOTE = "# Reference code from earlier chapters, locked: run it as it is (the grader uses this exact cell)."
 _PROVIDED_LINE = re.compile(r"^#\s*Provided by the course:(.*)$")
@@ -56,55 +53,6 @@ MIN_SHARED_LINE = 12
 
 class SourceError(ValueError):
     """A solutions/ notebook breaks a convention the grader relies on."""
-
-
-def _pipeline():
-    # The order of nbgrader's GenerateAssignment, without IncludeHeaderFooter,
-    # InstantiateTests and SaveCells (they need a course directory and a database).
-    return [
-        LockCells(),
-        ClearSolutions(),
-        ClearOutput(),
-        CheckCellMetadata(),
-        ComputeChecksums(),
-        ClearHiddenTests(),
-        ClearMarkScheme(),
-        ComputeChecksums(),
-        CheckCellMetadata(),
-    ]
-
-
-def release_notebook(solution: NotebookNode) -> NotebookNode:
-    """The student version of one source notebook (the input is not modified)."""
-    nb = nbformat.from_dict(solution)
-    resources: dict = {}
-    for preprocessor in _pipeline():
-        nb, resources = preprocessor.preprocess(nb, resources)
-    return nb
-
-
-def hidden_test_lines(cell: NotebookNode) -> list[str]:
-    """The lines between the hidden-test markers of a test cell (what students never see)."""
-    lines, inside = [], False
-    for line in cell.source.splitlines():
-        if line.strip() == HIDDEN_BEGIN:
-            inside = True
-        elif line.strip() == HIDDEN_END:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
-
-
-def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
-    """Hidden test lines (stripped) that students never see anywhere in their notebook.
-
-    Short lines and lines that also appear in the visible part (a shared seed line,
-    say) are left out: finding those in a feedback page proves nothing.
-    """
-    visible = {line.strip() for cell in release_notebook(source).cells for line in cell.source.splitlines()}
-    hidden = {line.strip() for cell in source.cells if is_test_cell(cell) for line in hidden_test_lines(cell)}
-    return {line for line in hidden if len(line) >= min_length and line not in visible}
 
 
 def _is_assert_close(node: ast.AST) -> bool:
@@ -213,19 +161,6 @@ def refresh_provided_cells(nb: NotebookNode, nb_name: str, module: ProvidedModul
     return changed
 
 
-def solution_region_lines(cell: NotebookNode) -> list[str]:
-    """The lines between the solution markers of a solution cell."""
-    lines, inside = [], False
-    for line in cell.source.splitlines():
-        if line.strip() == SOLUTION_BEGIN:
-            inside = True
-        elif line.strip() == SOLUTION_END:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
-
-
 def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> list[str]:
     """A provided cell must be a locked, ungraded cell naming what course/provided.py defines;
     no solution region may repeat a line of provided code (students see the provided code)."""
@@ -297,10 +232,6 @@ def validate_sources(paths: list[Path]) -> None:
                     problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert_close without msg=")
     if problems:
         raise SourceError("\n".join(problems))
-
-
-def released_path(solution_path: Path, release_dir: Path | None = None) -> Path:
-    return Path(release_dir or config.RELEASE_DIR) / solution_path.name
 
 
 class StaleFiles(list):

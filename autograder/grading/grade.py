@@ -16,22 +16,21 @@ from __future__ import annotations
 
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import TextIO
 
 from autograder import config
-from autograder.collect import Submission, collect, notebooks_present
-from autograder.execute import Job, Result, execute_submission, file_sha256, zero_result
-from autograder.gradebook import Writer, load_result
-from autograder.intake import prepare
-from autograder.late import Lateness, final_score
-from autograder.notebooks import notebook_names, read, source_notebook
+from autograder.intake.collect import collect, notebooks_present
+from autograder.model.records import Submission
+from autograder.grading.execute import execute_submission, file_sha256
+from autograder.grading.pools import LocalPool, Runner, open_pool
+from autograder.model.records import Job, Result
+from autograder.records.gradebook import Writer, load_result
+from autograder.intake.uploads import prepare
+from autograder.grading.late import Lateness, final_score
+from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.sandbox import Limits, check_available, shutdown_servers
-
-Runner = Callable[[Job], Result]
-
 
 @dataclass
 class Options:
@@ -48,7 +47,7 @@ class Options:
     lateness: Lateness | None = None  # --deadline (and --late-policy, --timestamps)
     roster: Path | None = None  # --roster CSV: LMS ids -> student names; who submitted nothing
     students: list[str] | None = None  # --student: grade only these (with force: regrade one student, nothing else)
-    scheduler: str | None = None  # --scheduler: a Dask scheduler address, or local:N (autograder/cluster.py)
+    scheduler: str | None = None  # --scheduler: a Dask scheduler address, or local:N (autograder/grading/pools.py)
 
 
 def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
@@ -69,29 +68,8 @@ def _with_late(result: Result, sub: Submission, previous: Result | None, latenes
                                              sub.lms_late)
         warnings += notes
     elif same_file:
-        result.late = dict(previous.late, final_score=final_score(result.score, previous.late.get("penalty", 0.0)))
+        result.late = replace(previous.late, final_score=final_score(result.score, previous.late.penalty))
     return result
-
-
-def _safe_run(runner: Runner, job: Job, retries: int) -> Result:
-    """A failure of the grading machinery costs this submission at most, never the run."""
-    for attempt in range(retries + 1):
-        try:
-            result = runner(job)
-        except BaseException as exc:  # noqa: BLE001 - a worker must always answer
-            result = zero_result(job, "not graded: the grader failed", internal_error=f"{type(exc).__name__}: {exc}")
-        if not result.internal_error:
-            return result
-    return result
-
-
-def run_locally(jobs: list[Job], runner: Runner, retries: int, workers: int) -> Iterator[Result]:
-    """Results in the order they finish, from `workers` threads each waiting on one sandbox
-    (the local twin of cluster.DaskPool.run)."""
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as pool:
-        futures = [pool.submit(_safe_run, runner, job, retries) for job in jobs]
-        for future in as_completed(futures):
-            yield future.result()
 
 
 def grade(
@@ -135,7 +113,7 @@ def grade(
             previous[(sub.student, sub.notebook)] = stored
             cached = None if options.force else stored
             if _is_current(cached, sub, source_sha[sub.notebook]):
-                before = dict(cached.late)
+                before = cached.late
                 _with_late(cached, sub, stored, options.lateness, warnings)
                 if cached.late != before:
                     writer.record(cached)  # a deadline given now: the record gets its lateness
@@ -146,17 +124,12 @@ def grade(
                 todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
         for warning in warnings:
             print(warning, file=out, flush=True)
-        cluster = None
         if options.scheduler and todo:
-            from autograder.cluster import DaskPool
-
             print(f"Connecting to the Dask cluster {options.scheduler} ...", file=out, flush=True)
-            cluster = DaskPool(options.scheduler)
-        where = f"{options.workers} worker(s)" if cluster is None else \
-            f"{cluster.workers} Dask worker(s) of {options.scheduler}"
+        pool = open_pool(options.scheduler if todo else None, options.workers)
         print(
             f"Grading {len(todo)} submission(s) of {len(submissions)} "
-            f"({len(submissions) - len(todo)} already graded and unchanged) with {where}"
+            f"({len(submissions) - len(todo)} already graded and unchanged) with {pool.where}"
             + ("" if options.sandboxed else ", NOT sandboxed"),
             file=out,
             flush=True,
@@ -183,13 +156,10 @@ def grade(
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
 
         try:
-            finished = (run_locally(todo, runner, options.retries, options.workers) if cluster is None
-                        else cluster.run(todo, runner, options.retries))
-            for done, result in enumerate(finished, 1):
+            for done, result in enumerate(pool.run(todo, runner, options.retries), 1):
                 record(done, result)
         finally:
-            if cluster is not None:
-                cluster.close()
+            pool.close()
             shutdown_servers()  # the warm sandboxes of this run end with it
     ordered = [results[(s.student, s.notebook)] for s in submissions]
     print(summary(ordered, time.monotonic() - started), file=out, flush=True)
@@ -210,8 +180,8 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
         note = r.reason or (f"failed: {', '.join(failed)}" if failed else "all tests passed")
         if r.repairs:
             note += f"; {len(r.repairs)} repair(s): " + "; ".join(r.repairs[:3]) + (" ..." if len(r.repairs) > 3 else "")
-        if r.late.get("late_days"):
-            note += f"; LATE {r.late['late_days']} day(s), penalty {100 * r.late['penalty']:g}%: final {r.late['final_score']:g}"
+        if r.late is not None and r.late.late_days:
+            note += f"; LATE {r.late.late_days} day(s), penalty {100 * r.late.penalty:g}%: final {r.late.final_score:g}"
         score = "ERROR" if r.internal_error else f"{r.score:>4g}/{r.max_score:<4g}"
         if r.internal_error:
             note = f"not graded, the grader failed: {r.internal_error} (run grade again)"
@@ -240,7 +210,7 @@ def verify(
     import json
     import random
 
-    from autograder.gradebook import atomic_write
+    from autograder.records.gradebook import atomic_write
 
     if not 0 < fraction <= 1:
         raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")
@@ -264,7 +234,7 @@ def verify(
     checked: list[dict] = []
     shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
     jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
-    for again in run_locally(jobs, runner, options.retries, options.workers):
+    for again in LocalPool(options.workers).run(jobs, runner, options.retries):
         first = stored[(again.student, again.notebook)][1]
         entry = {"student": again.student, "notebook": again.notebook, "differences": [], "error": again.internal_error}
         if not again.internal_error:

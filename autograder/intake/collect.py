@@ -12,26 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from autograder.intake import Upload, choose_latest, duplicate_number, read_manifest, released_name
+from autograder.intake.uploads import Upload, choose_latest, duplicate_number, read_manifest, released_name
+from autograder.model.records import Submission
 
 # Student ids become folder names and gradebook keys: keep them boring.
 _STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
-
-
-@dataclass(frozen=True)
-class Submission:
-    student: str
-    notebook: str  # released notebook name, without .ipynb
-    path: Path | None  # None when the student did not hand in this notebook
-    problem: str | None = None  # why it cannot be graded, if known before running it
-    sha256: str = ""  # of the submitted bytes ("" when there are none)
-    note: str = ""  # how the file was matched to the notebook (renamed, latest of several uploads)
-    lms_late: bool | None = None  # the LMS's own late mark (Canvas: `_late_` in the name); None: no mark
 
 
 def _problem_with(path: Path, data: bytes) -> str | None:

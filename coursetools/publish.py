@@ -45,15 +45,10 @@ import yaml
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.course_code import CourseCode, CourseCodeError, course_imports
-from autograder.manifest import Chapter, Manifest, ManifestError, Moment, load
-from autograder.release import (
-    HIDDEN_BEGIN,
-    SOLUTION_BEGIN,
-    SourceError,
-    provided_names,
-    release,
-)
+from autograder.model.notebooks import HIDDEN_BEGIN, SOLUTION_BEGIN
+from coursetools.course_code import CourseCode, CourseCodeError
+from coursetools.manifest import Chapter, Manifest, ManifestError, Moment, load
+from coursetools.release import SourceError, provided_names, release
 
 PUBLISHED_MARKER = ".published-by-autograder"
 MARKER_TEXT = (

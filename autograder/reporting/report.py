@@ -24,11 +24,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from autograder import config
-from autograder.execute import Result
-from autograder.gradebook import atomic_write, executed_path, load_results
-from autograder.notebooks import max_points, read, source_notebook
-from autograder.feedback import MAX_MESSAGE_CHARS
-from autograder.release import secret_lines
+from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
+from autograder.model.records import Result
+from autograder.records.gradebook import atomic_write, executed_path, load_results
+from autograder.reporting.feedback import MAX_MESSAGE_CHARS
+from autograder.reporting.redact import redact
 
 TOP_MESSAGES = 5  # failure messages listed per cell
 TOP_PAIRS = 10  # similar pairs listed per notebook
@@ -49,13 +49,6 @@ img { max-width: 100%; height: auto; }
 
 def _e(text) -> str:
     return html.escape(str(text))
-
-
-def redact(text: str, hidden: set[str]) -> str:
-    """Every line of hidden test source in `text` replaced (longest first, like the feedback)."""
-    for line in sorted(hidden, key=len, reverse=True):
-        text = text.replace(line, "[hidden test line]")
-    return text
 
 
 def _png(fig) -> str:
@@ -113,7 +106,7 @@ def _anonymiser():
 
 
 def _answer_code(workdir: Path, student: str, notebook: str, hidden: set[str]) -> str:
-    from autograder.similarity import answer_cells
+    from autograder.reporting.similarity import answer_cells
 
     path = executed_path(workdir, student, notebook)
     if not path.exists():
@@ -126,20 +119,20 @@ def _answer_code(workdir: Path, student: str, notebook: str, hidden: set[str]) -
 
 
 def _late_section(results: list[Result]) -> str:
-    late = [r for r in results if getattr(r, "late", None) and r.late.get("late_days", 0) > 0]
-    with_deadline = [r for r in results if getattr(r, "late", None) and r.late.get("deadline")]
+    with_deadline = [r for r in results if r.late is not None and r.late.deadline]
+    late = [r for r in with_deadline if r.late.late_days > 0]
     if not with_deadline:
         return "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): lateness not checked.</p>"
     first = with_deadline[0].late
-    out = [f"<p>Deadline {_e(first.get('deadline'))}, policy <code>{_e(first.get('policy'))}</code>: "
+    out = [f"<p>Deadline {_e(first.deadline)}, policy <code>{_e(first.policy)}</code>: "
            f"{len(late)} of {len(with_deadline)} submission(s) late.</p>"]
     if late:
         out.append("<table><tr><th>student</th><th>submitted</th><th>time from</th><th>late days</th><th>penalty</th>"
                    "<th>raw score</th><th>final score</th></tr>")
-        for r in sorted(late, key=lambda r: (-r.late["late_days"], r.student)):
-            out.append(f"<tr><td>{_e(r.student)}</td><td>{_e(r.late.get('submitted_at'))}</td><td>{_e(r.late.get('source'))}</td>"
-                       f"<td class='num'>{r.late['late_days']}</td><td class='num'>{100 * r.late.get('penalty', 0):g}%</td>"
-                       f"<td class='num'>{r.score:g}</td><td class='num'>{r.late.get('final_score', r.score):g}</td></tr>")
+        for r in sorted(late, key=lambda r: (-r.late.late_days, r.student)):
+            out.append(f"<tr><td>{_e(r.student)}</td><td>{_e(r.late.submitted_at)}</td><td>{_e(r.late.source)}</td>"
+                       f"<td class='num'>{r.late.late_days}</td><td class='num'>{100 * r.late.penalty:g}%</td>"
+                       f"<td class='num'>{r.score:g}</td><td class='num'>{r.late.final_score:g}</td></tr>")
         out.append("</table>")
     return "\n".join(out)
 
@@ -164,7 +157,7 @@ def _verify_section(workdir: Path, notebook: str) -> str:
 
 
 def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | None) -> str:
-    from autograder import similarity
+    from autograder.reporting import similarity
 
     pieces = similarity.course_pieces()
     starter = similarity.starter_code(notebook, solutions_dir)
@@ -188,7 +181,7 @@ def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | Non
 
 
 def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solutions_dir: Path | None) -> str:
-    from autograder import similarity
+    from autograder.reporting import similarity
 
     pairs, answers = similarity.class_pairs(workdir, notebook, solutions_dir)
     top = pairs[:TOP_PAIRS]

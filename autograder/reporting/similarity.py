@@ -144,7 +144,7 @@ def fingerprints(source: str, k: int = K_GRAM, window: int = WINDOW) -> set[int]
 
 def answer_cells(nb: NotebookNode) -> dict[str, str]:
     """{grade_id: source} of the answer (solution) cells of an aligned or submitted notebook."""
-    from autograder.notebooks import grade_id, is_solution_cell
+    from autograder.model.notebooks import grade_id, is_solution_cell
 
     return {grade_id(c): c.source for c in nb.cells if c.cell_type == "code" and is_solution_cell(c) and grade_id(c)}
 
@@ -194,7 +194,7 @@ def class_answers(workdir: Path, notebook: str) -> dict[str, dict[str, str]]:
     """{student: {cell: source}} from the executed notebooks in the work dir (students whose
     notebook could not run have none and are left out)."""
     from autograder import config
-    from autograder.notebooks import read
+    from autograder.model.notebooks import read
 
     out = {}
     for path in sorted((Path(workdir) / config.EXECUTED_DIR).glob(f"*/{notebook}.ipynb")):
@@ -206,8 +206,7 @@ def class_answers(workdir: Path, notebook: str) -> dict[str, dict[str, str]]:
 
 
 def starter_code(notebook: str, solutions_dir: Path | None = None) -> dict[str, str]:
-    from autograder.notebooks import read, source_notebook
-    from autograder.release import release_notebook
+    from autograder.model.notebooks import read, release_notebook, source_notebook
 
     return answer_cells(release_notebook(read(source_notebook(notebook, solutions_dir))))
 
@@ -241,7 +240,7 @@ def course_pieces(root: Path | None = None) -> list[CoursePiece]:
     """Every function and class of course/*.py and of the lessons' code (chapters/*.md): what the course
     publishes at some point of the term, answers included once their deadline has passed."""
     from autograder import config
-    from autograder.notebooks import myst_code
+    from autograder.model.notebooks import myst_code
 
     root = Path(root or config.REPO_ROOT)
     sources = [(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted((root / "course").glob("*.py"))]

@@ -34,63 +34,10 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.align import align
-from autograder.collect import Submission
-from autograder.notebooks import grade_id, is_protected_cell, is_test_cell, max_points, nbgrader_meta, read
+from autograder.grading.align import align
+from autograder.model.records import CellResult, Job, Result, Submission
+from autograder.model.notebooks import grade_id, is_protected_cell, is_test_cell, max_points, nbgrader_meta, read
 from autograder.sandbox import Cell, Limits, Report, run_cells
-
-
-@dataclass(frozen=True)
-class Job:
-    submission: Submission
-    source_path: Path  # solutions/<notebook>.ipynb
-    limits: Limits = field(default_factory=Limits)
-    sandboxed: bool = True  # False only when the instructor passed --no-sandbox
-    harden: bool = True  # the runner's integrity checks (off only in tests that prove they matter)
-
-
-@dataclass
-class CellResult:
-    grade_id: str
-    points: float
-    max_points: float
-    message: str = ""  # why it lost points: the assertion message, never test source
-
-    @property
-    def passed(self) -> bool:
-        return self.points >= self.max_points
-
-
-@dataclass
-class Result:
-    student: str
-    notebook: str
-    score: float
-    max_score: float
-    cells: list[CellResult]
-    reason: str = ""  # why the whole submission scored what it did, if not plain tests
-    repairs: list[str] = field(default_factory=list)  # what the grader fixed or put back, and why
-    submission_sha256: str = ""
-    source_sha256: str = ""
-    grader_version: str = config.GRADER_VERSION
-    seconds: float = 0.0
-    cells_seconds: float = 0.0  # of that, the time the notebook's own cells ran (the rest is the grader's overhead)
-    internal_error: str = ""  # the grader failed (not the student): never stored as a grade
-    executed: dict | None = None  # the executed notebook (contains hidden tests: instructor only)
-    # lateness (autograder/late.py): submitted_at, its source, deadline, policy, late_days, penalty,
-    # final_score; the submission time is kept so that grading again gives the same penalty
-    late: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        data = asdict(self)
-        data.pop("executed")
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Result":
-        data = dict(data)
-        data["cells"] = [CellResult(**c) for c in data["cells"]]
-        return cls(**data)
 
 
 def file_sha256(path: Path) -> str:
@@ -117,7 +64,7 @@ def zero_result(job: Job, reason: str, source: NotebookNode | None = None, inter
 @lru_cache(maxsize=32)
 def _released(source_path: Path, source_sha: str) -> NotebookNode:
     """The student version of a source notebook, as `release` writes it (cached per content)."""
-    from autograder.release import release_notebook
+    from autograder.model.notebooks import release_notebook
 
     return release_notebook(read(source_path))
 

@@ -12,7 +12,7 @@ Where a submission's time comes from, first found wins:
    `submitted_at` (ISO 8601), optionally `notebook`;
 2. the submission time recorded the last time this same file (same SHA-256) was graded:
    grading again, even long after the deadline and without the CSV, gives the same penalty;
-3. for an LMS export (autograder/intake.py), the LMS's own late mark: Canvas puts `_late_` in the
+3. for an LMS export (autograder/intake/uploads.py), the LMS's own late mark: Canvas puts `_late_` in the
    file name (computed against each student's own due date) but no time in its zip, so a marked
    file counts as 1 day late, with a warning to give --timestamps for the real number of days;
 4. the file's modification time, with a warning (a copy or an unzip may have changed it).
@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+from autograder.model.records import LateRecord
 
 _POLICY = re.compile(r"^\s*(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:/|per)\s*day\s*(?:,\s*max(?:imum)?\s*(?P<max>\d+)\s*days?)?\s*$", re.IGNORECASE)
 DAY_S = 86_400
@@ -91,14 +93,14 @@ class Lateness:
     policy: Policy
     timestamps: dict[tuple[str, str | None], datetime] | None = None
 
-    def recorded_time(self, student: str, notebook: str, previous: dict | None) -> tuple[datetime, str] | None:
+    def recorded_time(self, student: str, notebook: str, previous: LateRecord | None) -> tuple[datetime, str] | None:
         """(time, where it came from) from the --timestamps CSV or an earlier grading, if either has one."""
         if self.timestamps is not None:
             for key in ((student, notebook), (student, None)):
                 if key in self.timestamps:
                     return self.timestamps[key], "timestamps CSV"
-        if previous and previous.get("submitted_at"):
-            return parse_time(previous["submitted_at"]), previous.get("source", "") or "earlier grading"
+        if previous is not None and previous.submitted_at:
+            return parse_time(previous.submitted_at), previous.source or "earlier grading"
         return None
 
     def file_time(self, student: str, notebook: str, path: Path | None) -> tuple[datetime | None, str, str]:
@@ -109,11 +111,11 @@ class Lateness:
                 f"warning: {student}/{notebook}: no submission time given (--timestamps); using the file's modification time {when.isoformat(timespec='seconds')}")
         return None, "", f"warning: {student}/{notebook}: no submission time found; not counted late"
 
-    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: dict | None = None,
-               lms_late: bool | None = None) -> tuple[dict, list[str]]:
+    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: LateRecord | None = None,
+               lms_late: bool | None = None) -> tuple[LateRecord, list[str]]:
         """The `late` record of one result, and any warnings.
 
-        `lms_late` is the LMS export's own mark (autograder/intake.py); it stands in for a time
+        `lms_late` is the LMS export's own mark (autograder/intake/uploads.py); it stands in for a time
         when neither --timestamps nor an earlier grading gives one: the file's modification time
         after unzipping is the time the zip was made, not when the student handed in. Without a
         time, late counts as 1 day (the least it can be) and not late as on time."""
@@ -131,13 +133,13 @@ class Lateness:
             if path is not None and days == 0 and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file()):
                 warnings.append(f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; check it")
         penalty = self.policy.penalty(days)
-        record = {
-            "submitted_at": when.isoformat(timespec="seconds") if when else "",
-            "source": source,
-            "deadline": self.deadline.isoformat(timespec="seconds"),
-            "policy": self.policy.text,
-            "late_days": days,
-            "penalty": penalty,
-            "final_score": final_score(score, penalty),
-        }
+        record = LateRecord(
+            submitted_at=when.isoformat(timespec="seconds") if when else "",
+            source=source,
+            deadline=self.deadline.isoformat(timespec="seconds"),
+            policy=self.policy.text,
+            late_days=days,
+            penalty=penalty,
+            final_score=final_score(score, penalty),
+        )
         return record, warnings

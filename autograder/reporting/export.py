@@ -12,10 +12,11 @@ import csv
 import io
 from pathlib import Path
 
-from autograder import config, similarity
-from autograder.gradebook import atomic_write, load_results, open_gradebook
-from autograder.late import final_score
-from autograder.notebooks import max_points, notebook_names, read, source_notebook
+from autograder import config
+from autograder.grading.late import final_score
+from autograder.model.notebooks import max_points, notebook_names, read, source_notebook
+from autograder.records.gradebook import atomic_write, load_results, open_gradebook
+from autograder.reporting import similarity
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
 # Only when `grade` was given a deadline: the raw score stays in `score`.
@@ -73,11 +74,10 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                     row["reason"] = record.reason if record else ""
                     row["repairs"] = " | ".join(record.repairs) if record else ""
                     row["copied_from"] = copied.get((submission.student.id, notebook.name), "")
-                    late = record.late if record else {}
-                    if late.get("deadline"):
-                        penalty = float(late.get("penalty", 0.0))
-                        row.update(submitted_at=late.get("submitted_at", ""), late_days=str(late.get("late_days", 0)),
-                                   penalty=f"{penalty:g}", final_score=f"{final_score(submission.score, penalty):g}")
+                    late = record.late if record else None
+                    if late is not None and late.deadline:
+                        row.update(submitted_at=late.submitted_at, late_days=str(late.late_days), penalty=f"{late.penalty:g}",
+                                   final_score=f"{final_score(submission.score, late.penalty):g}")
                     out.append(row)
     late_columns = LATE_COLUMNS if any("final_score" in row for row in out) else []
     for row in out:  # a row without a deadline (graded before one was given): not late, as far as is known
@@ -114,7 +114,7 @@ def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = Non
     One column per notebook holding the score after any late penalty. The Canvas user id of a
     student comes from the roster (`--roster`, as given to `grade`), else from a student name
     that `grade` built from a Canvas file name (`name-12345`)."""
-    from autograder.intake import canvas_user_id, read_roster
+    from autograder.intake.uploads import canvas_user_id, read_roster
 
     _, data = rows(workdir, db_url)
     ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}

@@ -1,4 +1,8 @@
-"""Reading nbgrader metadata: which cells are solutions, tests, locked; names and points."""
+"""The notebook formats the course uses: nbgrader's metadata (which cells are solutions, tests, locked;
+names and points), its markers and the regions they enclose, the student version of a source notebook
+(nbgrader's own generate_assignment steps), and the code a MyST Markdown lesson shows.
+
+The bottom of the package: it imports only the settings (autograder.config), nbformat and nbgrader."""
 
 from __future__ import annotations
 
@@ -8,8 +12,22 @@ from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearHiddenTests,
+    ClearMarkScheme,
+    ClearOutput,
+    ClearSolutions,
+    ComputeChecksums,
+    LockCells,
+)
 
 from autograder import config
+
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+HIDDEN_END = "### END HIDDEN TESTS"
+SOLUTION_BEGIN = "### BEGIN SOLUTION"
+SOLUTION_END = "### END SOLUTION"
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
@@ -110,3 +128,72 @@ def myst_code(text: str, folder: Path | None = None) -> str:
             body = "\n".join(lines)
         blocks.append(without_magics(body))
     return "\n\n".join(blocks)
+
+
+# --- regions and the student version ---------------------------------------------------------
+
+
+def _pipeline():
+    # The order of nbgrader's GenerateAssignment, without IncludeHeaderFooter,
+    # InstantiateTests and SaveCells (they need a course directory and a database).
+    return [
+        LockCells(),
+        ClearSolutions(),
+        ClearOutput(),
+        CheckCellMetadata(),
+        ComputeChecksums(),
+        ClearHiddenTests(),
+        ClearMarkScheme(),
+        ComputeChecksums(),
+        CheckCellMetadata(),
+    ]
+
+
+def release_notebook(solution: NotebookNode) -> NotebookNode:
+    """The student version of one source notebook (the input is not modified)."""
+    nb = nbformat.from_dict(solution)
+    resources: dict = {}
+    for preprocessor in _pipeline():
+        nb, resources = preprocessor.preprocess(nb, resources)
+    return nb
+
+
+def hidden_test_lines(cell: NotebookNode) -> list[str]:
+    """The lines between the hidden-test markers of a test cell (what students never see)."""
+    lines, inside = [], False
+    for line in cell.source.splitlines():
+        if line.strip() == HIDDEN_BEGIN:
+            inside = True
+        elif line.strip() == HIDDEN_END:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
+    """Hidden test lines (stripped) that students never see anywhere in their notebook.
+
+    Short lines and lines that also appear in the visible part (a shared seed line,
+    say) are left out: finding those in a feedback page proves nothing.
+    """
+    visible = {line.strip() for cell in release_notebook(source).cells for line in cell.source.splitlines()}
+    hidden = {line.strip() for cell in source.cells if is_test_cell(cell) for line in hidden_test_lines(cell)}
+    return {line for line in hidden if len(line) >= min_length and line not in visible}
+
+
+def solution_region_lines(cell: NotebookNode) -> list[str]:
+    """The lines between the solution markers of a solution cell."""
+    lines, inside = [], False
+    for line in cell.source.splitlines():
+        if line.strip() == SOLUTION_BEGIN:
+            inside = True
+        elif line.strip() == SOLUTION_END:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def released_path(solution_path: Path, release_dir: Path | None = None) -> Path:
+    return Path(release_dir or config.RELEASE_DIR) / solution_path.name

@@ -1,6 +1,7 @@
-"""Grading on a Dask distributed cluster: the same per-submission function, run by Dask workers.
+"""Where submissions are graded: worker threads on this machine, or a Dask cluster, behind one interface.
 
-`grade --scheduler tcp://HOST:8786` sends each submission to a cluster whose workers have this
+`LocalPool` runs `workers` threads, each waiting on one sandboxed process. `DaskPool` sends the same
+per-submission function to Dask workers: `grade --scheduler tcp://HOST:8786` sends each submission to a cluster whose workers have this
 course repository installed and the sandbox available (bubblewrap; root for fork servers);
 `--scheduler local:N` starts a LocalCluster of N worker processes on this machine.
 
@@ -15,13 +16,55 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
+from typing import Protocol
 
-from autograder.execute import Job, Result, execute_submission, zero_result
+from autograder.grading.execute import execute_submission, zero_result
+from autograder.model.records import Job, Result
 from autograder.sandbox import shutdown_servers
 
 Runner = Callable[[Job], Result]
+
+
+class Pool(Protocol):
+    """What the grading loop needs: results of jobs in the order they finish, and an end."""
+
+    where: str  # for the progress line: "2 worker(s)", "3 Dask worker(s) of tcp://..."
+
+    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]: ...
+
+    def close(self) -> None: ...
+
+
+def safe_run(runner: Runner, job: Job, retries: int) -> Result:
+    """A failure of the grading machinery costs this submission at most, never the run."""
+    for _ in range(retries + 1):
+        try:
+            result = runner(job)
+        except BaseException as exc:  # noqa: BLE001 - a worker must always answer
+            result = zero_result(job, "not graded: the grader failed", internal_error=f"{type(exc).__name__}: {exc}")
+        if not result.internal_error:
+            return result
+    return result
+
+
+class LocalPool:
+    """`workers` threads on this machine, each waiting on one sandbox."""
+
+    def __init__(self, workers: int):
+        self.workers = max(1, workers)
+        self.where = f"{self.workers} worker(s)"
+
+    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]:
+        with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(jobs) or 1))) as pool:
+            futures = [pool.submit(safe_run, runner, job, retries) for job in jobs]
+            for future in as_completed(futures):
+                yield future.result()
+
+    def close(self) -> None:
+        """Nothing of the threads outlives the run (the warm sandboxes end with the run: grade's job)."""
 
 
 def _job_payload(job: Job) -> dict:
@@ -35,8 +78,6 @@ def _job_payload(job: Job) -> dict:
 
 def run_payload(payload: dict, runner: Runner = execute_submission, retries: int = 1) -> Result:
     """On a worker: lay the bytes out in a private temporary folder and grade them there."""
-    from autograder.grade import _safe_run
-
     job: Job = payload["job"]
     with tempfile.TemporaryDirectory(prefix="autograder-task-") as tmp:
         folder = Path(tmp)
@@ -49,7 +90,7 @@ def run_payload(payload: dict, runner: Runner = execute_submission, retries: int
             path.parent.mkdir()
             path.write_bytes(payload["submission"])
             submission = replace(submission, path=path)
-        return _safe_run(runner, replace(job, submission=submission, source_path=source), retries)
+        return safe_run(runner, replace(job, submission=submission, source_path=source), retries)
 
 
 class DaskPool:
@@ -82,12 +123,13 @@ class DaskPool:
                 raise ConnectionError(f"could not reach the Dask scheduler at {scheduler}: {exc} "
                                       "(is `dask scheduler` running there, and the port open?)") from None
         self.workers = len(self.client.scheduler_info().get("workers", {}))
+        self.where = f"{self.workers} Dask worker(s) of {scheduler}"
 
     def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]:
         """Results in the order they finish; a task lost with its worker becomes a grader failure."""
         from distributed import as_completed
 
-        # `retries` is run_payload's (_safe_run's, for a grader failure inside the task): a task that takes
+        # `retries` is run_payload's (safe_run's, for a grader failure inside the task): a task that takes
         # its worker down is retried by the scheduler up to config.DASK_ALLOWED_FAILURES, and not again here
         futures = {self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False): job for job in jobs}
         for future in as_completed(futures):
@@ -105,3 +147,8 @@ class DaskPool:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def open_pool(scheduler: str | None, workers: int) -> Pool:
+    """A Dask pool for `--scheduler` (local:N or tcp://HOST:PORT), else local threads."""
+    return DaskPool(scheduler) if scheduler else LocalPool(workers)

@@ -5,7 +5,7 @@ the code of one or more solution cells, each introduced by `# cell: <grade_id>`;
 solution cells it does not mention get the reference solution. Its docstring may say
 `expect-fail: a, b` (the graded cells that must lose their points).
 
-    python -m autograder.samples OUT   # a demo class: correct, partial, blank, broken, empty, renamed
+    python -m coursetools.samples OUT   # a demo class: correct, partial, blank, broken, empty, renamed
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.notebooks import grade_id, is_solution_cell, read, source_notebook
-from autograder.release import release_notebook
+from autograder.model.notebooks import grade_id, is_solution_cell, read, release_notebook, source_notebook
 
 _CELL_MARK = re.compile(r"^# cell: *([A-Za-z0-9_.-]+) *$", re.MULTILINE)
 

@@ -18,8 +18,8 @@ from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
 from autograder import config
-from autograder.execute import Result
-from autograder.notebooks import grade_id, is_solution_cell, max_points
+from autograder.model.notebooks import grade_id, is_solution_cell, max_points
+from autograder.model.records import Result
 
 
 def ensure_tools_on_path() -> None:

@@ -24,22 +24,22 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.collect import collect, notebooks_present
-from autograder.execute import Result
-from autograder.gradebook import executed_path, load_result
-from autograder.intake import prepare
-from autograder.notebooks import grade_id, is_test_cell, notebook_names, read, source_notebook
-from autograder.release import released_path, secret_lines
+from autograder.intake.collect import collect, notebooks_present
+from autograder.intake.uploads import prepare
+from autograder.model.notebooks import (
+    grade_id,
+    is_test_cell,
+    notebook_names,
+    read,
+    released_path,
+    secret_lines,
+    source_notebook,
+)
+from autograder.model.records import Result
+from autograder.records.gradebook import executed_path, load_result
+from autograder.reporting.redact import redact
 
 MAX_MESSAGE_CHARS = 400
-
-
-def _redact(text: str, hidden: set[str]) -> str:
-    for line in sorted(hidden, key=len, reverse=True):
-        text = text.replace(line, "[hidden test line]")
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[:MAX_MESSAGE_CHARS] + " [...]"
-    return text
 
 
 def _md_escape(text: str) -> str:
@@ -69,7 +69,7 @@ def header_cell(result: Result) -> NotebookNode:
 
 
 def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
-    text = _redact(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}", hidden)
+    text = redact(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}", hidden, MAX_MESSAGE_CHARS)
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
@@ -79,7 +79,7 @@ def feedback_notebook(result: Result, executed: NotebookNode | None, source: Not
     # A result's messages come from running student code: redact them too.
     result = copy.deepcopy(result)
     for cell in result.cells:
-        cell.message = _redact(cell.message, hidden)
+        cell.message = redact(cell.message, hidden, MAX_MESSAGE_CHARS)
     visible_source = {grade_id(c): c.source for c in released.cells if grade_id(c)}
     by_id = {c.grade_id: c for c in result.cells}
     cells = [header_cell(result)]

@@ -1,0 +1,52 @@
+"""The messages between the grader and its kernel (the runner), defined once for both sides.
+
+This module is imported by the runner, inside the sandbox, as `runner.protocol` (the runner is a program
+of the standard library and the notebook's own packages, with no import of the grader), and by the
+grader as `autograder.runner.protocol`. It imports only the standard library.
+
+Every message is one JSON object on one line (a frame).
+
+A kernel (`python .../runner`):
+- grader -> runner, on stdin: first the hello {"token", "harden", "cell_timeout", "max_output"}, then one
+  cell at a time {"index", "kind", "name", "source"} (kind: CELL_STUDENT, CELL_LOCKED or CELL_TEST), then
+  {END: true}. A cell is sent only after the previous one is done, so hidden tests reach the process one
+  test cell at a time, when they run.
+- runner -> grader, on the result channel (the original stdout): {"type": READY}, then per cell
+  {"type": DONE, "index", "outputs", "error", "seconds", "tamper"}. Every frame carries the process's pid
+  and the token, so output written by student code or by a forked child is not taken for the runner's.
+
+A fork server (one warm process per worker sandbox, forking one kernel per submission):
+- grader -> server {ZYGOTE: true, "token"}; server -> grader {"type": ZYGOTE};
+- per submission grader -> server {FORK: {<the hello above>, "uid", "rlimits": {name: value}}}, then the
+  child's frames exactly as a kernel's; server -> grader {"type": EXITED, "code"} when the child is gone,
+  and {"type": IDLE} once everything of its uid is cleaned up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+# runner -> grader: the "type" of a frame
+READY = "ready"  # a kernel is up: torch imported, state snapshotted, waiting for cells
+DONE = "done"  # one cell ran
+ZYGOTE = "zygote"  # a fork server is up (also the key of the request that starts one)
+EXITED = "exited"  # a fork server's child is gone
+IDLE = "idle"  # a fork server has cleaned up after its child and takes the next request
+# grader -> runner: keys of a message
+END = "end"  # no more cells
+FORK = "fork"  # fork a kernel for one submission
+# the kinds of cell
+CELL_STUDENT, CELL_LOCKED, CELL_TEST = "student", "locked", "test"
+
+
+def encode(message: dict) -> bytes:
+    """One frame: the message as one line of JSON."""
+    return (json.dumps(message) + "\n").encode()
+
+
+def write_frame(channel: int, message: dict) -> None:
+    """Write one frame to a file descriptor, whole (os.write may write less than asked)."""
+    view = memoryview(encode(message))
+    while view:
+        view = view[os.write(channel, view):]

@@ -1,0 +1,151 @@
+"""The sandbox's command line: bubblewrap, the limits, the environment, and whether it can start here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import config
+from autograder.model.records import Limits
+
+RUNNER = Path(__file__).resolve().parent.parent / "runner"  # the kernel program, a folder run with `python RUNNER`
+RUNNER_IN_SANDBOX = "/opt/grader/runner"
+SCRATCH = "/tmp"
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create a sandbox on this machine."""
+
+
+def environment() -> dict[str, str]:
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SCRATCH,
+        "TMPDIR": SCRATCH,
+        "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+    }
+    env.update(config.KERNEL_ENV)
+    return env
+
+
+def _bind_points() -> list[Path]:
+    """Read-only binds: the Python installation and the venv, at their own paths."""
+    points = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent}
+    return sorted(p for p in points if p.exists() and str(p) not in ("/", "/usr"))
+
+
+def _processes_of_this_user() -> int:
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _limits_prefix(limits: Limits) -> list[str]:
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise SandboxUnavailable("`prlimit` (util-linux) is needed to set resource limits")
+    # RLIMIT_NPROC counts every process of the real uid. As root the sandbox gets a uid of
+    # its own (setpriv); as an ordinary user it shares the user's uid, so the limit is the
+    # user's current processes plus the allowance (a desktop session has hundreds).
+    processes = limits.processes if os.geteuid() == 0 else _processes_of_this_user() + limits.processes
+    return [
+        prlimit,
+        f"--as={limits.memory_bytes}" if limits.memory_bytes else "--as=unlimited",
+        f"--cpu={limits.cpu_seconds}",
+        f"--nproc={processes}",
+        f"--fsize={limits.file_bytes}",
+        "--core=0",
+        "--nofile=256",
+        "--",
+    ]
+
+
+def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = False) -> list[str]:
+    """The full command line of one sandboxed runner."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        raise SandboxUnavailable(
+            "bubblewrap is not installed, so student code cannot be sandboxed. Install it "
+            "(Debian/Ubuntu: sudo apt-get install bubblewrap), or pass --no-sandbox to run "
+            "student code unisolated, as the user running the grader."
+        )
+    as_root = os.geteuid() == 0
+    cmd = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session",
+           # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
+           "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", SCRATCH,
+           "--ro-bind", "/usr", "/usr"]
+    if not as_root:
+        cmd.append("--unshare-user")
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            cmd += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            cmd += ["--ro-bind", top, top]
+    cmd += ["--ro-bind", "/etc", "/etc"]
+    for secret in ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"):
+        if os.path.exists(secret):
+            cmd += ["--ro-bind", "/dev/null", secret]
+    made = {"/", "/usr", "/etc", SCRATCH}
+    for point in [*_bind_points(), Path(RUNNER_IN_SANDBOX)]:
+        for parent in reversed(point.parents):
+            if str(parent) not in made:
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        made.add(str(point))
+        if point != Path(RUNNER_IN_SANDBOX):
+            cmd += ["--ro-bind", str(point), str(point)]
+    cmd += ["--ro-bind", str(RUNNER), RUNNER_IN_SANDBOX]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidia1"):
+        cmd += ["--dev-bind-try", device, device]
+    cmd += ["--chdir", SCRATCH, "--remount-ro", "/", "--"]
+    if as_root:
+        uid = config.SANDBOX_UID_BASE + slot_number
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
+        if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid
+            cmd += [setpriv, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all,+setuid,+setgid", "--no-new-privs", "--"]
+        else:
+            cmd += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                    "--bounding-set=-all", "--no-new-privs", "--"]
+    return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
+
+
+def unsandboxed_command(limits: Limits) -> list[str]:
+    return _limits_prefix(limits) + [sys.executable, str(RUNNER)]
+
+
+_checked: dict[str, str] = {}
+
+
+def check_available() -> None:
+    """Raise SandboxUnavailable, with how to fix it, unless a sandbox can start here."""
+    if "ok" in _checked:
+        return
+    limits = Limits()
+    cmd = bwrap_command(limits)
+    probe = cmd[: cmd.index(sys.executable)] + [sys.executable, "-c", "import os; print(os.getuid())"]
+    try:
+        proc = subprocess.run(probe, capture_output=True, text=True, timeout=60, env=environment())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"the sandbox could not start: {exc}. Pass --no-sandbox to grade without it.") from exc
+    if proc.returncode != 0:
+        raise SandboxUnavailable(
+            "the sandbox (bubblewrap) could not start on this machine: "
+            f"{(proc.stderr or proc.stdout).strip()[-500:]}\n"
+            "It needs user namespaces (or root). Pass --no-sandbox to grade without isolation."
+        )
+    _checked["ok"] = proc.stdout.strip()

@@ -1,0 +1,199 @@
+"""The conversation with one kernel: frames read with deadlines and a size cap, cells sent one at a
+time, results collected (the messages themselves are autograder.runner.protocol's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from autograder import config
+from autograder.model.records import Limits
+from autograder.runner import protocol
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int  # position in the notebook being graded
+    kind: str  # "student", "locked" or "test"
+    source: str
+    name: str = ""  # grade_id, for messages
+
+
+@dataclass
+class CellRun:
+    index: int
+    outputs: list
+    error: dict | None
+    seconds: float
+    execution_count: int
+    tamper: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    cells: dict[int, CellRun]
+    stopped: str = ""  # why the run ended before the last cell (student's doing)
+    machinery_error: str = ""  # the grader failed, not the submission: retry, never cache
+    startup_seconds: float = 0.0
+
+
+class Channel:
+    """Line-framed JSON from the runner, read with deadlines and a size cap.
+
+    A frame counts only if it carries a token this channel listens to and the pid that first
+    spoke with that token (the runner's "ready", or the fork server's "zygote"): output of
+    student code, of its forks, or of an earlier submission's child is ignored."""
+
+    def __init__(self, proc: subprocess.Popen, pid_token: str, max_bytes: int):
+        self.proc, self.max_bytes = proc, max_bytes
+        self.fd = proc.stdout.fileno()
+        self.buffer = b""
+        self.pids: dict[str, int | None] = {pid_token: None}
+        self.eof = False
+
+    def listen(self, token: str, pid: int | None = None) -> None:
+        self.pids[token] = pid
+
+    def forget(self, token: str) -> None:
+        self.pids.pop(token, None)
+
+    def next_frame(self, deadline: float) -> dict | None:
+        """The next frame from the runner, or None at the deadline or when the process is gone."""
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                frame = self._parse(line)
+                if frame is not None:
+                    return frame
+            if self.eof:
+                return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                self.eof = True
+                continue
+            self.buffer += chunk
+            if len(self.buffer) > self.max_bytes and b"\n" not in self.buffer:
+                self.buffer = b""  # a flood without frames: drop it
+
+    def _parse(self, line: bytes) -> dict | None:
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(frame, dict) or frame.get("token") not in self.pids:
+            return None
+        token = frame["token"]
+        if self.pids[token] is None and frame.get("type") in (protocol.READY, protocol.ZYGOTE):
+            self.pids[token] = frame.get("pid")
+        if frame.get("pid") != self.pids[token]:
+            return None
+        return frame
+
+
+def tail(errors) -> str:
+    """The end of what a runner wrote to its stderr file before it could answer."""
+    errors.seek(0)
+    return errors.read()[-2000:].decode("utf-8", "replace").strip() or "no message"
+
+
+def describe_exit(proc: subprocess.Popen) -> str:
+    return describe_code(proc.poll())
+
+
+def describe_code(code: int | None) -> str:
+    """How the notebook's process ended, from its exit code (negative: killed by that signal)."""
+    if code is None:
+        return "the notebook's process stopped answering"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        if -code == signal.SIGKILL:
+            return f"the notebook's process was killed ({name}: out of memory, or killed by the notebook's own code)"
+        if -code == signal.SIGXCPU:
+            return "the notebook used up its CPU-time limit"
+        return f"the notebook's process died ({name})"
+    return f"the notebook's code ended the Python process (exit code {code})"
+
+
+def kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def serve_cells(proc: subprocess.Popen, channel: Channel, cells: list[Cell], limits: Limits, report: Report,
+                 describe_exit) -> str:
+    """Send the cells one at a time and collect their results into `report`. Returns "done" if
+    every cell ran and the runner was told to end, "exited" if a fork server said its child
+    ended, "stopped" otherwise (report.stopped says why in each case but "done")."""
+    notebook_deadline = time.monotonic() + limits.notebook_timeout_s
+    exited: list[int] = []
+
+    def next_frame(deadline: float) -> dict | None:
+        frame = channel.next_frame(deadline)
+        if frame is not None and frame.get("type") == protocol.EXITED:  # from a fork server: its child is gone
+            exited.append(int(frame.get("code", 0)))
+        return frame
+
+    for cell in cells:
+        if not send(proc, {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}):
+            report.stopped = describe_exit() + f", before cell {cell.index + 1}"
+            return "stopped"
+        cell_deadline = min(time.monotonic() + limits.cell_timeout_s + config.CELL_KILL_GRACE_S, notebook_deadline)
+        while True:
+            frame = next_frame(cell_deadline)
+            if frame is None or exited or (frame.get("type") == protocol.DONE and frame.get("index") == cell.index):
+                break
+        if exited:
+            report.stopped = describe_code(exited[0]) + f", in cell {cell.index + 1}"
+            return "exited"
+        if frame is None:
+            if time.monotonic() >= notebook_deadline:
+                report.stopped = f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all (stopped in cell {cell.index + 1})"
+            elif channel.eof or proc.poll() is not None:
+                report.stopped = describe_exit() + f", in cell {cell.index + 1}"
+            else:
+                report.stopped = f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; the notebook was stopped"
+            return "stopped"
+        report.cells[cell.index] = CellRun(
+            cell.index, frame.get("outputs") or [], frame.get("error"), float(frame.get("seconds", 0)),
+            int(frame.get("execution_count", 0)), list(frame.get("tamper") or []),
+        )
+    send(proc, {protocol.END: True})
+    return "done"
+
+
+def wait_briefly(proc: subprocess.Popen) -> subprocess.Popen:
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+    return proc
+
+
+def send(proc: subprocess.Popen, message: dict) -> bool:
+    try:
+        proc.stdin.write(protocol.encode(message))
+        proc.stdin.flush()
+        return True
+    except (BrokenPipeError, OSError, ValueError):
+        return False
