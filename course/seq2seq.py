@@ -5,7 +5,13 @@ the page and `make bench` train the same model the same way. Everything is seede
 the same numbers on the same machine.
 
 Tokens: 0 = <pad>, 1 = <bos>, 2 = <eos>, and the digits 0..9 are tokens 3..12. A source is a digit string
-of length 4..10 (no BOS, no EOS); its target is the same digits reversed. Batches are padded on the right.
+of length 4..10 (no BOS, no EOS); its target is the same digits reversed.
+
+Training uses *buckets*: each step draws one length and a batch of sources of that length, so no batch is
+ever padded, the encoder needs no mask and the decoder only the causal one. Decoding a bucket runs a known
+number of steps (the reversal of L digits is L digits and <eos>). The general case, batches of mixed lengths
+padded on the right with their padding masks, a training step on such a batch, and greedy decoding in which
+each row stops at its own <eos> within a length limit, is chapter 09's exercise, and is not written here.
 
 Conventions of the course: batch-first; boolean masks, True = may attend.
 """
@@ -20,14 +26,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from course.provided import Transformer, causal_mask, padding_mask
+from course.provided import Transformer, causal_mask
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_DIGIT = 3                # digit d is token FIRST_DIGIT + d
 VOCAB = FIRST_DIGIT + 10       # 13 tokens, the same table for the source and the target
 
 
-# --- the task --------------------------------------------------------------------------------------------
+# --- the task -----------------------------------------------------------------------------------------------
 
 
 def random_digits(rng, min_len, max_len):
@@ -54,59 +60,46 @@ def show(tokens):
     return " ".join(names.get(t, str(t - FIRST_DIGIT)) for t in tokens)
 
 
-# --- batches: padding, masks and teacher forcing ----------------------------------------------------------
+# --- buckets: batches of one length, shifted for teacher forcing --------------------------------------------
+
+
+def bucket_sources(rng, length, count, exclude=frozenset()):
+    """`count` random sources of exactly `length` digits each (token lists), none of them in `exclude`."""
+    sources = []
+    while len(sources) < count:
+        src = [FIRST_DIGIT + rng.randrange(10) for _ in range(length)]
+        if tuple(src) not in exclude:
+            sources.append(src)
+    return sources
+
+
+@dataclass
+class Bucket:
+    """A training batch of B sources of one length L: a rectangle with no padding anywhere."""
+
+    src: torch.Tensor       # (B, L)          the sources
+    tgt_in: torch.Tensor    # (B, L + 1)      <bos> + reversal: what the decoder reads
+    tgt_out: torch.Tensor   # (B, L + 1)      reversal + <eos>: what it must predict, position by position
+    tgt_mask: torch.Tensor  # (L + 1, L + 1)  the causal mask, the same for every row
+
+
+def bucket_batch(sources, device=None):
+    """Sources of one length (token lists) -> a Bucket: their reversals shifted both ways for teacher forcing."""
+    src = torch.tensor(sources)                                # (B, L); raises if the lengths differ
+    target = src.flip(1)                                       # (B, L): the task itself, each row reversed
+    bos = torch.full_like(src[:, :1], BOS)                     # (B, 1)
+    eos = torch.full_like(src[:, :1], EOS)                     # (B, 1)
+    tgt_in = torch.cat([bos, target], dim=1)                   # shifted right: <bos>, y1, ..., yL
+    tgt_out = torch.cat([target, eos], dim=1)                  # shifted left:  y1, ..., yL, <eos>
+    causal = causal_mask(tgt_in.size(1))                       # (L + 1, L + 1): no padding, nothing else to hide
+    return Bucket(src.to(device), tgt_in.to(device), tgt_out.to(device), causal.to(device))
 
 
 def pad_to(seqs, length, pad_id):
-    """A list of token lists -> a (batch, length) int64 tensor, each row padded on the right with pad_id."""
+    """A list of token lists -> a (batch, length) int64 tensor, each row padded on the right with pad_id
+    (the lesson's padding experiments; training never pads)."""
     rows = [seq + [pad_id] * (length - len(seq)) for seq in seqs]
     return torch.tensor(rows, dtype=torch.long)
-
-
-def make_batch(src_seqs, tgt_seqs, pad_id, bos_id, eos_id, device=None):
-    """Pad a list of (source, target) token lists into the tensors that one training step needs.
-
-    Returns a dict:
-      src       (batch, L_src)               source ids, padded with pad_id
-      src_mask  (batch, 1, 1, L_src)         True at real source tokens
-      tgt_in    (batch, L_tgt)               BOS + target: what the decoder reads (teacher forcing)
-      tgt_out   (batch, L_tgt)               target + EOS: what it must predict at each position
-      tgt_mask  (batch, 1, L_tgt, L_tgt)     causal AND real tokens of tgt_in
-    with L_src the longest source and L_tgt = 1 + the longest target. tgt_in and tgt_out are padded
-    with pad_id; the loss ignores pad_id in tgt_out.
-    """
-    src_lengths = [len(s) for s in src_seqs]
-    tgt_lengths = [len(t) + 1 for t in tgt_seqs]                 # one more token: BOS in front, EOS behind
-    src = pad_to(src_seqs, max(src_lengths), pad_id)              # (batch, L_src)
-    decoder_in = [[bos_id] + t for t in tgt_seqs]                 # shifted right: BOS, y1, ..., yn
-    labels = [t + [eos_id] for t in tgt_seqs]                     # shifted left:  y1, ..., yn, EOS
-    tgt_in = pad_to(decoder_in, max(tgt_lengths), pad_id)         # (batch, L_tgt)
-    tgt_out = pad_to(labels, max(tgt_lengths), pad_id)            # (batch, L_tgt)
-    src_mask = padding_mask(src_lengths, src.size(1))             # (batch, 1, 1, L_src)
-    tgt_pad = padding_mask(tgt_lengths, tgt_in.size(1))           # (batch, 1, 1, L_tgt): keys that are real
-    tgt_mask = tgt_pad & causal_mask(tgt_in.size(1))              # (batch, 1, L_tgt, L_tgt)
-    batch = dict(src=src, src_mask=src_mask, tgt_in=tgt_in, tgt_out=tgt_out, tgt_mask=tgt_mask)
-    return {name: t.to(device) for name, t in batch.items()}
-
-
-# --- one step of training ---------------------------------------------------------------------------------
-
-
-def train_step(model, batch, optimizer, criterion, clip=1.0):
-    """Teacher-forced forward pass, loss, backward, gradient clipping, one optimizer step.
-
-    criterion: e.g. nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=0.1). Returns the loss as a float.
-    """
-    model.train()
-    logits = model(batch["src"], batch["tgt_in"], batch["src_mask"], batch["tgt_mask"])  # (batch, L_tgt, vocab)
-    vocab = logits.size(-1)
-    loss = criterion(logits.view(-1, vocab), batch["tgt_out"].view(-1))  # (batch * L_tgt, vocab) vs (batch * L_tgt,)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if clip is not None:
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-    optimizer.step()
-    return loss.item()
 
 
 def warmup_then_decay(warmup, total):
@@ -122,26 +115,21 @@ def warmup_then_decay(warmup, total):
     return factor
 
 
-# --- greedy decoding and exact match ----------------------------------------------------------------------
+# --- decoding a bucket, and exact match ---------------------------------------------------------------------
 
 
-@torch.no_grad()
-def greedy_decode(model, src, max_len, bos_id, eos_id, src_mask=None):
-    """Generate token by token, always taking the most likely next token. Returns (batch, <= max_len) ids
-    starting with bos_id; after its own EOS a sequence is frozen and padded with eos_id. Stops early when
-    every sequence has produced EOS. Leaves the model in eval() mode, without gradients."""
-    model.eval()
-    memory = model.encode(src, src_mask)                                   # (batch, L_src, d_model), once
-    out = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1): BOS
-    finished = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)        # (batch,)
-    while out.size(1) < max_len and not finished.all():
-        step_mask = causal_mask(out.size(1), device=src.device)            # (t, t)
-        features = model.decode(out, memory, src_mask, step_mask)          # (batch, t, d_model)
-        scores = model.generator(features[:, -1])                          # (batch, vocab): the last position only
-        following = torch.where(finished, eos_id, scores.argmax(dim=-1))   # (batch,): frozen rows repeat EOS
-        out = torch.cat([out, following.unsqueeze(1)], dim=1)              # (batch, t + 1)
-        finished = finished | (following == eos_id)
-    return out
+def decode_bucket(model, src, src_mask=None):
+    """Greedy decoding for the reversal task: <bos>, then src.size(1) + 1 tokens, each the most likely next
+    one (a source of L digits has L digits and <eos> to write, so that is the whole answer; a shorter padded
+    source has finished earlier, and `strip` cuts each row at its first <eos>). No row is stopped or frozen.
+    Call it in eval mode and under torch.no_grad(), as exact_match does."""
+    memory = model.encode(src, src_mask)                                  # (B, L, d_model): once per source
+    ys = torch.full_like(src[:, :1], BOS)                                 # (B, 1): every row starts with <bos>
+    for _ in range(src.size(1) + 1):
+        reading = causal_mask(ys.size(1), device=src.device)              # (t, t)
+        last = model.decode(ys, memory, src_mask, reading)[:, -1]         # (B, d_model): the newest position
+        ys = torch.cat([ys, model.generator(last).argmax(-1, keepdim=True)], dim=1)  # (B, t + 1)
+    return ys
 
 
 def strip(tokens, eos_id=EOS, bos_id=BOS):
@@ -152,27 +140,26 @@ def strip(tokens, eos_id=EOS, bos_id=BOS):
     return tokens[: tokens.index(eos_id)] if eos_id in tokens else tokens
 
 
-def exact_match(model, pairs, device=None, batch_size=500, extra_padding=0, use_src_mask=True):
-    """The share of (source, target) pairs whose greedy decoding is exactly the target followed by EOS.
-
-    extra_padding: pad every source with that many more PAD tokens than its batch needs (a model that
-    respects the padding mask gives the same answers); use_src_mask=False decodes without the source mask.
-    Returns (accuracy, decoded rows as lists)."""
-    decoded = []
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        lengths = [len(src) for src, _ in chunk]
-        width = max(lengths) + extra_padding
-        src = pad_to([src for src, _ in chunk], width, PAD).to(device)             # (batch, L_src)
-        src_mask = padding_mask(lengths, width).to(device) if use_src_mask else None  # (batch, 1, 1, L_src)
-        longest = max(len(tgt) for _, tgt in chunk)
-        rows = greedy_decode(model, src, longest + 2, BOS, EOS, src_mask)          # BOS + target + EOS at most
-        decoded += rows.tolist()
+def exact_match(model, pairs, device=None):
+    """The share of (source, target) pairs whose greedy decoding is exactly the target followed by EOS, and
+    the decoded rows (lists, in the order of `pairs`). Sources of one length are decoded together, as one
+    bucket. Switches the model to eval mode (no dropout) and records no gradients; a training loop that
+    evaluates must switch back to train mode."""
+    model.eval()
+    by_length = {}
+    for index, (src, _) in enumerate(pairs):
+        by_length.setdefault(len(src), []).append(index)
+    decoded = [None] * len(pairs)
+    with torch.no_grad():
+        for indices in by_length.values():
+            src = torch.tensor([pairs[i][0] for i in indices], device=device)   # (B, L): one length, no padding
+            for i, row in zip(indices, decode_bucket(model, src).tolist()):
+                decoded[i] = row
     hits = [strip(row) == tgt and EOS in row for row, (_, tgt) in zip(decoded, pairs)]
     return sum(hits) / len(pairs), decoded
 
 
-# --- the whole training run -------------------------------------------------------------------------------
+# --- the whole training run ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -186,7 +173,7 @@ class Config:
     d_ff: int = 128
     dropout: float = 0.0
     batch_size: int = 64
-    steps: int = 600
+    steps: int = 800
     lr: float = 2e-3
     warmup: int = 100
     label_smoothing: float = 0.1
@@ -229,13 +216,13 @@ def held_out_pairs(config):
     return reverse_pairs(config.held_out, seed=10_000 + config.seed, min_len=config.min_len, max_len=config.max_len)
 
 
-def train(config, device=None, batch_fn=make_batch, eval_pairs=None, stop=None, log=None):
-    """Train a fresh model on fresh random batches for config.steps steps (or only the first `stop` steps
-    of that schedule). Returns (model, history).
+def fit(config, device=None, batch_fn=bucket_batch, eval_pairs=None, stop=None, log=None):
+    """Train a fresh model for config.steps steps (or only the first `stop` steps of that schedule), one bucket
+    per step: a length drawn at random, config.batch_size fresh sources of that length. Returns (model, history).
 
-    batch_fn(src_seqs, tgt_seqs, pad_id, bos_id, eos_id, device) builds each batch (the failure clinic passes
-    broken ones). Every config.eval_every steps (and at the end) the model greedily decodes eval_pairs and
-    the exact match is recorded; evaluation time is not counted in the training seconds."""
+    batch_fn(sources, device) -> Bucket builds each batch (the failure clinic passes broken ones). Every
+    config.eval_every steps (and at the end) the model greedily decodes eval_pairs and the exact match is
+    recorded; evaluation time is not counted in the training seconds."""
     model = new_model(config, device)
     eval_pairs = held_out_pairs(config) if eval_pairs is None else eval_pairs
     exclude = frozenset(tuple(src) for src, _ in eval_pairs)
@@ -244,22 +231,29 @@ def train(config, device=None, batch_fn=make_batch, eval_pairs=None, stop=None, 
     criterion = nn.CrossEntropyLoss(ignore_index=PAD, label_smoothing=config.label_smoothing)
     history, clock = History(), 0.0
     last = config.steps if stop is None else stop
+    model.train()
     for step in range(1, last + 1):
         started = time.perf_counter()
-        pairs = reverse_pairs(config.batch_size, seed=1_000_003 * config.seed + step, min_len=config.min_len,
-                              max_len=config.max_len, exclude=exclude)
-        batch = batch_fn([s for s, _ in pairs], [t for _, t in pairs], PAD, BOS, EOS, device)
-        loss = train_step(model, batch, optimizer, criterion, clip=config.clip)
+        rng = random.Random(1_000_003 * config.seed + step)                 # this step's data, whatever ran before
+        length = rng.randint(config.min_len, config.max_len)                # one length for the whole bucket
+        bucket = batch_fn(bucket_sources(rng, length, config.batch_size, exclude), device)
+        logits = model(bucket.src, bucket.tgt_in, None, bucket.tgt_mask)   # (B, L + 1, vocab); no padding: no src_mask
+        loss = criterion(logits.flatten(0, 1), bucket.tgt_out.flatten())   # (B * (L + 1), vocab) against (B * (L + 1),)
+        optimizer.zero_grad(set_to_none=True)                               # before backward, or gradients add up
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), config.clip)           # the global norm, at most config.clip
+        optimizer.step()
         schedule.step()
+        history.losses.append(loss.item())                                  # a number: a tensor keeps its graph alive
         clock += time.perf_counter() - started
         history.steps.append(step)
-        history.losses.append(loss)
         if step % config.eval_every == 0 or step == last:
-            accuracy, _ = exact_match(model, eval_pairs, device)
+            accuracy, _ = exact_match(model, eval_pairs, device)            # in eval mode...
+            model.train()                                                   # ...so back to train mode
             history.eval_steps.append(step)
             history.accuracies.append(accuracy)
             history.eval_seconds.append(clock)
             if log:
-                log(f"step {step:5d}  loss {loss:.4f}  exact match {accuracy:.3f}  {clock:.1f} s")
+                log(f"step {step:5d}  loss {loss.item():.4f}  exact match {accuracy:.3f}  {clock:.1f} s")
     history.seconds = clock
     return model, history

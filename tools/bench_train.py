@@ -7,8 +7,9 @@ and torch's number of threads. The lesson (chapters/09_training.md) trains the s
 Usage: .venv/bin/python tools/bench_train.py [--steps N] [--threads N] [--cpu]
 
 Like the lesson, it runs torch on one thread by default: for a model this small a second thread gains little
-(measured here: 21-40 ms per step with two threads, 27-34 ms with one, on a quiet 2-core machine), and two
-threads stall badly when another process holds a core (5-15 times slower per step, measured on a shared machine).
+(measured here with the lesson's buckets: 16-21 ms per step with two threads, 20-21 ms with one, on a 2-core
+machine), two threads stall badly when another process holds a core (5-15 times slower per step, measured on a
+shared machine), and the thread count changes the rounding, hence the numbers of the run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the course pa
 
 import torch  # noqa: E402
 
-from course.seq2seq import Config, train  # noqa: E402
+from course.seq2seq import Config, fit  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +44,7 @@ def main() -> int:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"config: {config}")
     started = time.perf_counter()
-    _, history = train(config, device=device, log=print)
+    _, history = fit(config, device=device, log=print)
     wall = time.perf_counter() - started
     reached = next((s for s, a in zip(history.eval_seconds, history.accuracies) if a >= 0.99), None)
     step = next((s for s, a in zip(history.eval_steps, history.accuracies) if a >= 0.99), None)
