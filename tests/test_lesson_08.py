@@ -76,6 +76,25 @@ def test_swapped_cross_attention(text):
     right, swapped = number(text, r"moves the outputs at the five earlier positions by (\S+) with the query from the "
                                   r"decoder, and by up to (\S+) with the swap")
     assert right == 0 and swapped > 1e-3
+    (weights_moved,) = number(text, r"the swapped cross-attention.s weights move by (\S+):")
+    assert weights_moved == 0
+
+
+def test_terms_are_defined_where_they_are_used(text):
+    for term, definition in (("beam search", "keeps the few most probable partial outputs at every step"),
+                             ("forward hook", "a forward hook is a function registered on a module"),
+                             ("byte-pair", "merges the most frequent adjacent pair")):
+        assert definition in text, f"{term} is used but not defined"
+        first = text.lower().index(term)
+        assert first >= text.index(definition) - 300, f"{term} is used before its definition"
+    assert "widely copied" not in text and "popular" not in text
+
+
+def test_the_scaled_embeddings_drown_the_positions(text):
+    d, ratio = number(text, r"at \\\(d_\{model\} =\\\) (\S+) a token vector is (\S+) times as long as a position vector")
+    # N(0, 1) rows have length about sqrt(d); times sqrt(d), against |PE| = sqrt(d / 2): sqrt(2 d)
+    assert d == 512 and ratio == round(math.sqrt(2 * d))
+    assert "chapter 09" in text[text.index("times as long as a position vector"):][:400] and "Xavier" in text
 
 
 def test_softmax_twice(text):
