@@ -87,6 +87,26 @@ def test_inplace_add(text):
     # x += pe adds the first rows of the table, whose largest entry is cos(0) = 1.
     assert change == twice == round(np.abs(table(5, 8)).max(), 2) == 1.0
     assert "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation" in text
+    # Autograd refuses leaves only: on emb(t) * s the in-place add runs and backpropagates (issue 21).
+    assert "autograd refuses the in-place write outright" not in text
+    grad_diff, model_change = number(text, r"the embedding.s gradient is the same as with x \+ pe \(largest difference "
+                                           r"(\S+)\), while the caller.s tensor has changed by up to (\S+) and")
+    assert grad_diff == 0 and model_change == 1.0
+    assert "ran, backward ran; same gradient as x + pe: True" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_says_what_goes_wrong_with_inplace_add(where):
+    """Notebook 06 (source and released): x += pe changes the caller's tensor; it does not 'fail on a tensor
+    that requires gradients' (autograd refuses in-place writes to leaves only)."""
+    import json
+
+    from book_build import ROOT
+
+    nb = json.loads((ROOT / where / "06_positions.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "fails on a tensor that requires gradients" not in markdown
+    assert "changes the caller's tensor" in markdown and "leaf" in markdown
 
 
 def test_embedding_scale(text):
