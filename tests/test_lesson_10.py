@@ -74,6 +74,23 @@ def test_attention_time_and_memory(text):
     assert "computed, not measured" in text
 
 
+def test_is_causal_does_less_work_and_is_compared_like_with_like(text):
+    """Issue 21: with is_causal=True PyTorch's fused CPU kernel skips the blocks above the diagonal, so 'the
+    arithmetic is the same in both' was wrong for the case the page measures. The page now times the fused
+    function with is_causal, with the same mask as a dense tensor, and with no mask."""
+    assert "arithmetic is the same in both" not in text and "wins by moving less data" not in text
+    (fused_ms,) = number(text, r"the course.s function took \S+ ms and the fused one (\S+) ms")
+    (free_ms,) = number(text, r"Without a mask it computes them all and took (\S+) ms")
+    (share,) = number(text, r"so the causal call cost (\S+) of that")
+    assert share == pytest.approx(fused_ms / free_ms, abs=0.02) and share < 0.9
+    (dense_ms,) = number(text, r"as a dense boolean tensor, .{0,100}? and took (\S+) ms")
+    assert dense_ms > fused_ms
+    course_ms, length = number(text, r"At \\\(L =\\\) \S+ the course.s function took (\S+) ms"), 2048
+    (like,) = number(text, r"the fused one with that same dense mask, the fused one is (\S+) times faster")
+    assert like == pytest.approx(course_ms[0] / dense_ms, rel=0.05, abs=0.06) and like > 1
+    assert "do less work" in text
+
+
 def test_sampling_table(text):
     t1, t4, t4k2 = number(text, r"\((\S+) % exact\); at \\\(T = 4\\\) .*?\((\S+) %, samples above\), and top-k with \\\(k = 2\\\) brings it back to (\S+) %")
     assert t4 < t1 and t4 < t4k2 <= 100
