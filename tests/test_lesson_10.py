@@ -91,6 +91,18 @@ def test_is_causal_does_less_work_and_is_compared_like_with_like(text):
     assert "do less work" in text
 
 
+def test_the_training_recipe_is_explained(text):
+    """AdamW and OneCycleLR are defined where they are used, and the page says why they differ from chapter 09."""
+    assert "AdamW (Loshchilov and Hutter, 2019) is Adam with decoupled weight decay" in text
+    assert "chapter 09" in text[text.index("The recipe is not chapter 09"):][:200]
+    first, peak, step, last = number(text, r"the learning rate went from (\S+) at the first step up to (\S+) at step (\S+) "
+                                            r"\(the first 10 % of the steps, pct_start=0.1\), then down along a cosine to (\S+) at the last")
+    # OneCycleLR's defaults: start at max_lr / 25, peak max_lr at the end of the warm-up, end at max_lr / 25 / 1e4
+    max_lr, steps = 3e-3, 600
+    assert (first, peak, step) == (float(f"{max_lr / 25:.1e}"), max_lr, steps // 10 - 1)
+    assert last == float(f"{max_lr / 25 / 1e4:.1e}")
+
+
 def test_sampling_table(text):
     t1, t4, t4k2 = number(text, r"\((\S+) % exact\); at \\\(T = 4\\\) .*?\((\S+) %, samples above\), and top-k with \\\(k = 2\\\) brings it back to (\S+) %")
     assert t4 < t1 and t4 < t4k2 <= 100
