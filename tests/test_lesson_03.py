@@ -5,11 +5,14 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_03.py -q
 
 from __future__ import annotations
 
+import json
 import re
 
+import pytest
 import torch
 import torch.nn.functional as F
 
+from book_build import ROOT
 from lesson_page import book, lesson_html, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/03_masks.html"
@@ -64,3 +67,19 @@ def test_lesson_has_its_figures(book, lesson_html):
     for src in found:
         image = (book.html_dir / "chapters" / src).resolve()
         assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
+
+
+def test_the_tutorials_masked_fill_is_a_keep_mask_not_an_additive_one(lesson_html, text):
+    """Issue 21: `masked_fill(mask == 0, -1e9)` fills where a keep-mask is 0; it is not applied as scores + mask."""
+    table = lesson_html.split('id="three-conventions-and-what-mixing-them-does"', 1)[1].split("</table>", 1)[0]
+    rows = {}
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S):
+        cells = [" ".join(re.sub(r"<[^>]+>", "", c).split()) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        rows[cells[0]] = cells
+    additive = rows["additive float"]
+    assert "masked_fill(mask == 0" not in " ".join(additive) and additive[3] == "scores + mask"
+    tutorial = next(cells for name, cells in rows.items() if "masked_fill(mask == 0, -1e9)" in " ".join(cells))
+    assert "1 = may attend" in tutorial[0] and tutorial[3] == "scores.masked_fill(mask == 0, -1e9)"
+    # and the page computes it: the tutorials' line, given the course's mask as 0/1, agrees with the course's
+    assert "masked_fill(mask == 0, -1e9) largest difference from ours" in text and "The five agree" in text
+    assert "all four compute the same thing" in text
