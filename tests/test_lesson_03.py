@@ -83,3 +83,17 @@ def test_the_tutorials_masked_fill_is_a_keep_mask_not_an_additive_one(lesson_htm
     # and the page computes it: the tutorials' line, given the course's mask as 0/1, agrees with the course's
     assert "masked_fill(mask == 0, -1e9) largest difference from ours" in text and "The five agree" in text
     assert "all four compute the same thing" in text
+
+
+def test_minus_1e9_in_float16(text):
+    """Issue 21: in float16, the page's masked_fill raises; torch.where and a cast additive mask give -inf, then NaN."""
+    fp16 = torch.zeros(2, dtype=torch.float16)
+    try:
+        fp16.masked_fill(torch.tensor([True, False]), -1e9)
+        raise AssertionError("masked_fill no longer refuses -1e9 in float16: the lesson must change")
+    except RuntimeError as err:
+        message = f"RuntimeError: {err}"
+    assert message in text, "the page should show the error this torch raises"
+    assert "-1e9 is -inf again" not in text.replace("\\(", "").replace("\\)", "")
+    assert "torch.where, empty row: [-inf, -inf, -inf, -inf] -> weights [nan, nan, nan, nan]" in text
+    assert "additive mask, empty row: [-inf, -inf, -inf, -inf]" in text
