@@ -97,3 +97,10 @@ def test_minus_1e9_in_float16(text):
     assert "-1e9 is -inf again" not in text.replace("\\(", "").replace("\\)", "")
     assert "torch.where, empty row: [-inf, -inf, -inf, -inf] -> weights [nan, nan, nan, nan]" in text
     assert "additive mask, empty row: [-inf, -inf, -inf, -inf]" in text
+
+
+def test_an_empty_row_gets_the_output_bias(text):
+    """Issue 21: with chapter 05's bias=True, a zero attention output becomes b_o: the position gets x + b_o."""
+    assert "simply keeps its input" not in text
+    assert "W_o(0) equals b_o: True" in text
+    assert "such a position gets \\(x + b_o\\)" in text
