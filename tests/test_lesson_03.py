@@ -104,3 +104,14 @@ def test_an_empty_row_gets_the_output_bias(text):
     assert "simply keeps its input" not in text
     assert "W_o(0) equals b_o: True" in text
     assert "such a position gets \\(x + b_o\\)" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_describes_the_causal_mask_consistently(where):
+    """Issue 21: notebook 03's causal-mask section said 'predicts token i from the tokens before it' next to
+    'True on and below the diagonal, itself included'."""
+    nb = json.loads((ROOT / where / "03_masked_attention.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "predicts token $i$ from the tokens before it" not in markdown
+    assert "predicts token $i + 1$ from tokens $0, \\dots, i$" in markdown
+    assert "the *heads* axis is for multi-head attention, chapter 05" in markdown
