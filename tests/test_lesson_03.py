@@ -106,6 +106,14 @@ def test_an_empty_row_gets_the_output_bias(text):
     assert "such a position gets \\(x + b_o\\)" in text
 
 
+def test_terms_used_before_they_are_taught(text):
+    """Issue 21: heads (chapter 05), packed sequences and the fused path are defined where this page first uses them."""
+    first = text.index("(batch, heads, L_q, L_k)", text.index("One convention"))
+    assert "The heads axis belongs to multi-head attention, chapter 05" in text[first:first + 400]
+    assert "packed sequences (several short sequences laid end to end in one row" in text
+    assert "fused path, one optimised routine" in text
+
+
 @pytest.mark.parametrize("where", ["solutions", "chapters"])
 def test_exercise_describes_the_causal_mask_consistently(where):
     """Issue 21: notebook 03's causal-mask section said 'predicts token i from the tokens before it' next to
