@@ -123,3 +123,12 @@ def test_exercise_describes_the_causal_mask_consistently(where):
     assert "predicts token $i$ from the tokens before it" not in markdown
     assert "predicts token $i + 1$ from tokens $0, \\dots, i$" in markdown
     assert "the *heads* axis is for multi-head attention, chapter 05" in markdown
+
+
+def test_intro_lists_masked_attention_for_chapter_03(book):
+    """Issue 21: masked attention is half of chapter 03's points; the intro's table says what the exercise builds."""
+    row = re.search(r"^\| 03 \|.*\| (\S+) \|$", (ROOT / "intro.md").read_text(encoding="utf8"), re.M)
+    assert row and "masked `scaled_dot_product_attention`" in row.group(0)
+    intro = " ".join(re.sub(r"<[^>]+>", " ", (book.html_dir / "intro.html").read_text(encoding="utf8")).split())
+    assert "padding_mask , causal_mask , masked scaled_dot_product_attention" in intro or \
+        "padding_mask, causal_mask, masked scaled_dot_product_attention" in intro
