@@ -114,6 +114,12 @@ def test_softmax_over_the_wrong_axis_is_visible(html):
     assert "the sum of the values instead of an average" in text
 
 
+def test_logits_are_defined_where_they_are_first_used(html):
+    text = text_of(html)
+    first = text.lower().index("logits")
+    assert "are called logits" in text[:first + 200], "the page uses 'logits' before saying what they are"
+
+
 def test_digit_and_string_accuracies_are_reconciled(html):
     """Issue 21: per-digit accuracy to the power of the length is the string accuracy only if errors are independent."""
     text = text_of(html)
