@@ -130,3 +130,13 @@ def test_digit_and_string_accuracies_are_reconciled(html):
     assert digit == again and independent == pytest.approx(digit ** 20, abs=0.002) and string > independent
     # mean wrong digits per failed string = length * (1 - digit accuracy) / (1 - string accuracy)
     assert per_failed == pytest.approx(20 * (1 - digit) / (1 - string), abs=0.1)
+
+
+def test_exact_zeros_are_reported_as_they_are(html):
+    """Issue 21 (the same kind): at T = 0.001 the stable softmax is not an exact one-hot vector; the tie's other keys are 0."""
+    text = text_of(html)
+    assert "returns a clean one-hot vector" not in text
+    _, w = soft_lookup(QUERY, KEYS, VALUES, 0.001)
+    shown = re.search(r"its second weight is (\S+) , tiny but not 0", text)
+    assert shown and float(shown.group(1)) == float(f"{w[1]:.1e}") and w[1] > 0
+    assert re.search(r"the two other keys get exactly 0\.0 : their exponentials underflow", text)
