@@ -288,3 +288,20 @@ def test_lesson_says_when_a_weight_is_exactly_zero(book):
     assert float(match.group(1)) == round(1075 * math.log(2)) and float(match.group(2)) == round(150 * math.log(2))
     (tiny,) = re.search(r"a gap of 30 still leaves (\S+) \.", text).groups()
     assert float(tiny) == float(f"{math.exp(-30) / (1 + math.exp(-30)):.1e}")
+
+
+def test_lesson_defines_its_terms_and_names_no_unnamed_source(book):
+    """Issue 21: delta_ij, entropy in nats and logits are defined where they are used; no 'widely copied class notes'."""
+    text = lesson_text(book)
+    assert "where \\(\\delta_{ij}\\) is 1 when \\(i = j\\) and 0 otherwise" in text
+    assert "its unit is the nat" in text and text.index("its unit is the nat") < text.index("nats")
+    assert "Logits (the scores a softmax takes, chapter 01)" in text
+    assert "widely copied" not in text and "class notes" not in text
+    assert "Masks are chapter 03’s subject" in text or "Masks are chapter 03's subject" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_02_says_where_masks_are_taught(where):
+    nb = json.loads((ROOT / where / "02_dot_product_attention.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "Masks are chapter 03's subject" in markdown
