@@ -91,6 +91,11 @@ def test_is_causal_does_less_work_and_is_compared_like_with_like(text):
     assert "do less work" in text
 
 
+def test_fused_is_defined(text):
+    assert "picks a fused kernel when one applies: one routine that computes the scores, the softmax and the weighted sum together" in text
+
+
+
 def test_the_training_recipe_is_explained(text):
     """AdamW and OneCycleLR are defined where they are used, and the page says why they differ from chapter 09."""
     assert "AdamW (Loshchilov and Hutter, 2019) is Adam with decoupled weight decay" in text
