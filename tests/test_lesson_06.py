@@ -131,3 +131,9 @@ def test_figures(book, lesson_html):
     assert len(images) >= 3, "the lesson should show the heatmap, the bug side by side and the dot products"
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
+
+
+def test_mistakes_are_not_attributed_to_unnamed_sources(text):
+    """Issue 21: the course has no citation for 'a widely copied tutorial': the page calls them common mistakes."""
+    assert "widely copied" not in text and "circulate" not in text and "popular" not in text
+    assert "A common mistake writes the exponent with floor division" in text
