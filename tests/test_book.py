@@ -5,6 +5,8 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_book.py -q
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -273,3 +275,37 @@ def test_no_inline_script_is_emitted_twice(book):
         scripts = [s.strip() for s in resources(path.read_text(encoding="utf8")).inline_scripts if s.strip()]
         duplicates = {s for s in scripts if scripts.count(s) > 1}
         assert not duplicates, f"{path.relative_to(book.html_dir)}: inline scripts emitted twice: {duplicates}"
+
+
+def lesson_text(book: BookBuild) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", page(book, LESSON)).split())
+
+
+def test_lesson_says_when_a_weight_is_exactly_zero(book):
+    """Issue 21: 'nothing is ever exactly zero' contradicted chapter 01's exact one-hot and chapter 03's masks."""
+    text = lesson_text(book)
+    assert "nothing is ever exactly zero" not in text
+    assert "score 800 below the best: weight 0.0" in text, "the page should show a weight that underflows to exactly 0"
+    match = re.search(r"In float64 that happens about (\S+) below the largest score \(about (\S+) in float32\)", text)
+    assert match, "the page should say where float64 and float32 underflow"
+    # e^x rounds to 0 below half the smallest subnormal: 2^-1075 in float64, 2^-150 in float32
+    assert float(match.group(1)) == round(1075 * math.log(2)) and float(match.group(2)) == round(150 * math.log(2))
+    (tiny,) = re.search(r"a gap of 30 still leaves (\S+) \.", text).groups()
+    assert float(tiny) == float(f"{math.exp(-30) / (1 + math.exp(-30)):.1e}")
+
+
+def test_lesson_defines_its_terms_and_names_no_unnamed_source(book):
+    """Issue 21: delta_ij, entropy in nats and logits are defined where they are used; no 'widely copied class notes'."""
+    text = lesson_text(book)
+    assert "where \\(\\delta_{ij}\\) is 1 when \\(i = j\\) and 0 otherwise" in text
+    assert "its unit is the nat" in text and text.index("its unit is the nat") < text.index("nats")
+    assert "Logits (the scores a softmax takes, chapter 01)" in text
+    assert "widely copied" not in text and "class notes" not in text
+    assert "Masks are chapter 03’s subject" in text or "Masks are chapter 03's subject" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_02_says_where_masks_are_taught(where):
+    nb = json.loads((ROOT / where / "02_dot_product_attention.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "Masks are chapter 03's subject" in markdown

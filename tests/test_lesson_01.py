@@ -100,3 +100,43 @@ def test_exercise_is_numpy_only(where):
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     assert re.search(r"^\s*import numpy as np", code, re.MULTILINE)
     assert not re.search(r"^\s*(import|from)\s+torch\b", code, re.MULTILINE), f"{where}/{EXERCISE}.ipynb imports torch"
+
+
+def test_softmax_over_the_wrong_axis_is_visible(html):
+    """Issue 21: for a 1-D query there is no mistake; for a (1, n) batch a softmax over axis 0 gives all ones."""
+    text = text_of(html)
+    assert "for a single query the mistake is invisible" not in text
+    sims = [sum(q * k for q, k in zip(QUERY, key)) for key in KEYS]
+    ones = [math.exp(s - s) / math.exp(s - s) for s in sims]         # each column holds one number
+    shown = re.search(r"Every weight is 1, \[ ?([^\]]*?) ?\], and the output is (\S+) ,? ?the sum of the values", text)
+    assert shown, "the page should show the weights and the output of the softmax over axis 0"
+    assert shown.group(1) == ", ".join(f"{w:g}" for w in ones) and float(shown.group(2).rstrip(",")) == sum(VALUES)
+    assert "the sum of the values instead of an average" in text
+
+
+def test_logits_are_defined_where_they_are_first_used(html):
+    text = text_of(html)
+    first = text.lower().index("logits")
+    assert "are called logits" in text[:first + 200], "the page uses 'logits' before saying what they are"
+
+
+def test_digit_and_string_accuracies_are_reconciled(html):
+    """Issue 21: per-digit accuracy to the power of the length is the string accuracy only if errors are independent."""
+    text = text_of(html)
+    shown = re.search(r"with the measured probability (\S+) , a string of 20 digits would be right with probability "
+                      r"(\S+) \\\(\^\{20\}\\\) = (\S+) , not (\S+) : a string that goes wrong has (\S+) wrong digits", text)
+    assert shown, "the page should compare the string accuracy with digit accuracy ** length"
+    digit, again, independent, string, per_failed = (float(g) for g in shown.groups())
+    assert digit == again and independent == pytest.approx(digit ** 20, abs=0.002) and string > independent
+    # mean wrong digits per failed string = length * (1 - digit accuracy) / (1 - string accuracy)
+    assert per_failed == pytest.approx(20 * (1 - digit) / (1 - string), abs=0.1)
+
+
+def test_exact_zeros_are_reported_as_they_are(html):
+    """Issue 21 (the same kind): at T = 0.001 the stable softmax is not an exact one-hot vector; the tie's other keys are 0."""
+    text = text_of(html)
+    assert "returns a clean one-hot vector" not in text
+    _, w = soft_lookup(QUERY, KEYS, VALUES, 0.001)
+    shown = re.search(r"its second weight is (\S+) , tiny but not 0", text)
+    assert shown and float(shown.group(1)) == float(f"{w[1]:.1e}") and w[1] > 0
+    assert re.search(r"the two other keys get exactly 0\.0 : their exponentials underflow", text)

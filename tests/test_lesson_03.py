@@ -5,11 +5,14 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_03.py -q
 
 from __future__ import annotations
 
+import json
 import re
 
+import pytest
 import torch
 import torch.nn.functional as F
 
+from book_build import ROOT
 from lesson_page import book, lesson_html, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/03_masks.html"
@@ -64,3 +67,68 @@ def test_lesson_has_its_figures(book, lesson_html):
     for src in found:
         image = (book.html_dir / "chapters" / src).resolve()
         assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
+
+
+def test_the_tutorials_masked_fill_is_a_keep_mask_not_an_additive_one(lesson_html, text):
+    """Issue 21: `masked_fill(mask == 0, -1e9)` fills where a keep-mask is 0; it is not applied as scores + mask."""
+    table = lesson_html.split('id="three-conventions-and-what-mixing-them-does"', 1)[1].split("</table>", 1)[0]
+    rows = {}
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S):
+        cells = [" ".join(re.sub(r"<[^>]+>", "", c).split()) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        rows[cells[0]] = cells
+    additive = rows["additive float"]
+    assert "masked_fill(mask == 0" not in " ".join(additive) and additive[3] == "scores + mask"
+    tutorial = next(cells for name, cells in rows.items() if "masked_fill(mask == 0, -1e9)" in " ".join(cells))
+    assert "1 = may attend" in tutorial[0] and tutorial[3] == "scores.masked_fill(mask == 0, -1e9)"
+    # and the page computes it: the tutorials' line, given the course's mask as 0/1, agrees with the course's
+    assert "masked_fill(mask == 0, -1e9) largest difference from ours" in text and "The five agree" in text
+    assert "all four compute the same thing" in text
+
+
+def test_minus_1e9_in_float16(text):
+    """Issue 21: in float16, the page's masked_fill raises; torch.where and a cast additive mask give -inf, then NaN."""
+    fp16 = torch.zeros(2, dtype=torch.float16)
+    try:
+        fp16.masked_fill(torch.tensor([True, False]), -1e9)
+        raise AssertionError("masked_fill no longer refuses -1e9 in float16: the lesson must change")
+    except RuntimeError as err:
+        message = f"RuntimeError: {err}"
+    assert message in text, "the page should show the error this torch raises"
+    assert "-1e9 is -inf again" not in text.replace("\\(", "").replace("\\)", "")
+    assert "torch.where, empty row: [-inf, -inf, -inf, -inf] -> weights [nan, nan, nan, nan]" in text
+    assert "additive mask, empty row: [-inf, -inf, -inf, -inf]" in text
+
+
+def test_an_empty_row_gets_the_output_bias(text):
+    """Issue 21: with chapter 05's bias=True, a zero attention output becomes b_o: the position gets x + b_o."""
+    assert "simply keeps its input" not in text
+    assert "W_o(0) equals b_o: True" in text
+    assert "such a position gets \\(x + b_o\\)" in text
+
+
+def test_terms_used_before_they_are_taught(text):
+    """Issue 21: heads (chapter 05), packed sequences and the fused path are defined where this page first uses them."""
+    first = text.index("(batch, heads, L_q, L_k)", text.index("One convention"))
+    assert "The heads axis belongs to multi-head attention, chapter 05" in text[first:first + 400]
+    assert "packed sequences (several short sequences laid end to end in one row" in text
+    assert "fused path, one optimised routine" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_describes_the_causal_mask_consistently(where):
+    """Issue 21: notebook 03's causal-mask section said 'predicts token i from the tokens before it' next to
+    'True on and below the diagonal, itself included'."""
+    nb = json.loads((ROOT / where / "03_masked_attention.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "predicts token $i$ from the tokens before it" not in markdown
+    assert "predicts token $i + 1$ from tokens $0, \\dots, i$" in markdown
+    assert "the *heads* axis is for multi-head attention, chapter 05" in markdown
+
+
+def test_intro_lists_masked_attention_for_chapter_03(book):
+    """Issue 21: masked attention is half of chapter 03's points; the intro's table says what the exercise builds."""
+    row = re.search(r"^\| 03 \|.*\| (\S+) \|$", (ROOT / "intro.md").read_text(encoding="utf8"), re.M)
+    assert row and "masked `scaled_dot_product_attention`" in row.group(0)
+    intro = " ".join(re.sub(r"<[^>]+>", " ", (book.html_dir / "intro.html").read_text(encoding="utf8")).split())
+    assert "padding_mask , causal_mask , masked scaled_dot_product_attention" in intro or \
+        "padding_mask, causal_mask, masked scaled_dot_product_attention" in intro

@@ -36,6 +36,21 @@ def test_separate_projections_learn_the_cycle_and_a_shared_one_cannot(text):
     assert shared < 0.5
 
 
+def test_the_gram_matrix_is_defined_and_its_inequality_proved(text):
+    """Issue 21: 'Gram matrix' was used undefined, and its inequality without the one-line proof."""
+    assert "Gram matrix, a matrix of dot products: \\(s_{ij} = u_i \\cdot u_j\\) with \\(u_i = W^\\top x_i\\)" in text
+    assert "because \\(0 \\le \\lVert u_i - u_j \\rVert^2 = s_{ii} - 2 s_{ij} + s_{jj}\\)" in text
+
+
+def test_no_unnamed_source_and_heads_are_forward_referenced(text):
+    assert "widely" not in text and "circulates" not in text
+    assert "A common mistake passes the wrong tensors to cross-attention" in text
+    body = text[text.index("In chapter 02 the queries, keys and values were given to us"):]  # not the navigation
+    first = body.index("head")
+    assert "which chapter 05 introduces" in body[first - 200:first + 200]
+
+
+
 def test_cross_attention_shapes_and_the_indistinguishable_articles(text):
     assert f"The weights form a {len(TARGET)} × {len(SOURCE)} alignment" in text
     first, second = number(text, r"Both le split their weight equally between the two the, (\S+) and (\S+):")

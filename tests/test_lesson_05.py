@@ -124,3 +124,23 @@ def test_figures(book, lesson_html):
     assert len(images) >= 5, "the lesson should show the split figure, the timings, the cost, the entropy and the heads"
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
+
+
+def test_the_product_of_w_q_and_w_k_grows_not_each(text):
+    """Issue 21: scores are bilinear in W_q and W_k, so undoing a 1/sqrt(h) scale takes sqrt(h) on the product,
+    h^(1/4) on each matrix (the page said sqrt(h) on each)."""
+    assert "grow \\(W_q\\) and \\(W_k\\) by a factor" not in text
+    assert "it is the product \\(W_q W_k^\\top\\) that has to grow by \\(\\sqrt{h}\\)" in text
+    fourth, h = number(text, r"each of the two matrices by \\\(h\^\{1/4\}\\\), a factor of (\S+) for \\\(h\\\) = (\S+) ")
+    assert h == ENT_H and fourth == round(ENT_H ** 0.25, 2)
+    undone, right = number(text, r"the entropy under \\\(\\sqrt\{d_\{model\}\}\\\) is (\S+) nats, the right scale.s (\S+)\)")
+    assert undone == right
+
+
+def test_feed_forward_flops_state_their_width(text):
+    """Issue 21: '16 L d^2' holds only for d_ff = 4 d_model; the page says so and gives the general crossing."""
+    assert "add \\(4 L d_{model} d_{ff}\\) FLOPs" in text and "\\(L = 2 d_{model} + d_{ff}\\)" in text
+    assert "With the paper’s \\(d_{ff} = 4 d_{model}\\)" in text or "With the paper's \\(d_{ff} = 4 d_{model}\\)" in text
+    (crossing,) = number(text, r"a crossing at \\\(L = 6 d_\{model\}\\\) = (\S+)\.\)")
+    # 4 L^2 d = 8 L d^2 + 4 L d d_ff  <=>  L = 2 d + d_ff
+    assert crossing == 2 * COST_D + 4 * COST_D == 6 * COST_D

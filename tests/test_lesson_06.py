@@ -1,6 +1,6 @@
 """The positional-encoding lesson (chapter 06) shows the numbers it claims, checked here against
 values recomputed from the formula (written independently of the page's code) and against
-closed forms (row norms, dot products as sums of cosines, the period of the buggy table).
+closed forms (row norms, dot products as sums of cosines, the single row of the buggy table).
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_06.py -q
 """
@@ -48,22 +48,21 @@ def test_range_is_minus_one_to_one(text):
 
 
 def test_floor_division_bug(text):
-    good, bad = number(text, r"The correct table has (\S+) distinct columns, the buggy one (\S+)\.")
-    assert (good, bad) == (D_FIG, 2)
-    p, q, turns, gap, good_gap = number(
-        text, r"positions (\S+) and (\S+) are (\S+) turns apart and their encodings only (\S+) apart, where the two closest "
-              r"positions of the correct table are still (\S+) apart")
-    # Every frequency is 1: row p is (sin p, cos p) repeated d/2 times, so |PE[p] - PE[q]| = sqrt(d/2) * 2 |sin((q - p)/2)|.
-    k = q - p
-    distances = {m: math.sqrt(D_FIG / 2) * 2 * abs(math.sin(m / 2)) for m in range(1, LEN_FIG)}
-    assert k == min(distances, key=distances.get) and 0 <= p and q < LEN_FIG
-    assert turns == pytest.approx(k / (2 * math.pi), abs=1e-3) and gap == pytest.approx(distances[k], abs=1e-3)
-    right = table(LEN_FIG, D_FIG)
-    gaps = np.linalg.norm(right[:, None] - right[None, :], axis=-1) + np.diag(np.full(LEN_FIG, np.inf))
-    assert good_gap == pytest.approx(gaps.min(), abs=1e-3) and gap < 0.2 * good_gap
+    """The bug as the notebook writes it: phase = (pos / 1e4) ** (dim // dim_model). The exponent is 0 for every
+    column, so the phase is (pos / 1e4) ** 0 = 1 at every position and the table has one distinct row."""
+    assert "phase = (pos / 1e4) ** (dim // dim_model)" in text, "the page must quote the notebook's line exactly"
+    assert "pos / 1e4 ** (dim // d_model)" not in text, "the misquoted line (phase = pos) is back"
+    good, n_positions, bad = number(text, r"The correct table has (\S+) distinct rows for (\S+) positions, the buggy one (\S+):")
+    assert (good, n_positions) == (LEN_FIG, LEN_FIG) and np.unique(table(LEN_FIG, D_FIG).round(12), axis=0).shape[0] == LEN_FIG
+    assert bad == len({(p / 1e4) ** (j // D_FIG) for p in range(LEN_FIG) for j in range(D_FIG)}) == 1
+    (gap,) = number(text, r"two rows differ by at most (\S+)\)")
+    assert gap == 0
+    assert "no position information" in text and "loses most" not in text
+    assert f"{math.sin(1):.4f}" in text and f"{math.cos(1):.4f}" in text
     # the side-by-side table of exponents for d_model = 8: column 7 (a cosine, i = 3) has exponent 6/8, the bug 0
-    assert "exponent dim // dim_model" in text and "wavelength (bug)" in text
-    assert f"7 cos {6 / 8:.3f} {2 * math.pi * 10000 ** (6 / 8):,.1f} 0 {2 * math.pi:.2f}" in text
+    # and the value cos(1) at every position
+    assert "exponent dim // dim_model" in text and "value at every position (bug)" in text
+    assert f"7 cos {6 / 8:.3f} {2 * math.pi * 10000 ** (6 / 8):,.1f} 0 {math.cos(1):.4f}" in text
 
 
 def test_rotation_and_offset_only_dot_products(text):
@@ -88,6 +87,26 @@ def test_inplace_add(text):
     # x += pe adds the first rows of the table, whose largest entry is cos(0) = 1.
     assert change == twice == round(np.abs(table(5, 8)).max(), 2) == 1.0
     assert "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation" in text
+    # Autograd refuses leaves only: on emb(t) * s the in-place add runs and backpropagates (issue 21).
+    assert "autograd refuses the in-place write outright" not in text
+    grad_diff, model_change = number(text, r"the embedding.s gradient is the same as with x \+ pe \(largest difference "
+                                           r"(\S+)\), while the caller.s tensor has changed by up to (\S+) and")
+    assert grad_diff == 0 and model_change == 1.0
+    assert "ran, backward ran; same gradient as x + pe: True" in text
+
+
+@pytest.mark.parametrize("where", ["solutions", "chapters"])
+def test_exercise_says_what_goes_wrong_with_inplace_add(where):
+    """Notebook 06 (source and released): x += pe changes the caller's tensor; it does not 'fail on a tensor
+    that requires gradients' (autograd refuses in-place writes to leaves only)."""
+    import json
+
+    from book_build import ROOT
+
+    nb = json.loads((ROOT / where / "06_positions.ipynb").read_text(encoding="utf8"))
+    markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "fails on a tensor that requires gradients" not in markdown
+    assert "changes the caller's tensor" in markdown and "leaf" in markdown
 
 
 def test_embedding_scale(text):
@@ -112,3 +131,9 @@ def test_figures(book, lesson_html):
     assert len(images) >= 3, "the lesson should show the heatmap, the bug side by side and the dot products"
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
+
+
+def test_mistakes_are_not_attributed_to_unnamed_sources(text):
+    """Issue 21: the course has no citation for 'a widely copied tutorial': the page calls them common mistakes."""
+    assert "widely copied" not in text and "circulate" not in text and "popular" not in text
+    assert "A common mistake writes the exponent with floor division" in text

@@ -60,13 +60,41 @@ def test_parameter_count_of_the_base_model(text):
 
 
 def test_swapped_cross_attention(text):
+    """The bug as the notebook writes it, attention_2(memory, memory, tgt): query and key from the memory, value
+    from the decoder. With different lengths it fails inside attention (keys against values), not at the residual."""
     l_tgt, l_src = number(text, r"With (\S+) target positions and (\S+) source positions, the output has")
-    (rows,) = number(text, r"The swapped call returns (\S+) rows, one per source token")
-    assert rows == l_src != l_tgt
-    assert f"The size of tensor a ({int(l_tgt)}) must match the size of tensor b ({int(l_src)})" in text
+    assert "attention_2(memory, memory, tgt)" in text and "layer.cross_attn(m, m, y)" in text
+    keys, values, batch_heads = number(text, r"The weights have (\S+) columns, one per key of the memory, and the values "
+                                             r"are (\S+) rows of the decoder: .{0,80}? counts (\S+) = batch × heads")
+    assert (keys, values) == (l_src, l_tgt) and keys != values
+    assert batch_heads == 2 * 4  # the page's batch of 2 sentences, 4 heads
+    error = f"Expected size for first two dimensions of batch2 tensor to be: [{int(batch_heads)}, {int(keys)}] but got: [{int(batch_heads)}, {int(values)}]"
+    assert error in text, "the page should show the error raised inside attention"
+    assert "cannot even be formed" not in text and "The swapped call returns" not in text  # the old, misquoted story
+    assert "copies a sequence" not in text, "the notebook has no copy task: its test feeds random src and tgt of one length"
+    assert "both of length 16" in text
     right, swapped = number(text, r"moves the outputs at the five earlier positions by (\S+) with the query from the "
                                   r"decoder, and by up to (\S+) with the swap")
     assert right == 0 and swapped > 1e-3
+    (weights_moved,) = number(text, r"the swapped cross-attention.s weights move by (\S+):")
+    assert weights_moved == 0
+
+
+def test_terms_are_defined_where_they_are_used(text):
+    for term, definition in (("beam search", "keeps the few most probable partial outputs at every step"),
+                             ("forward hook", "a forward hook is a function registered on a module"),
+                             ("byte-pair", "merges the most frequent adjacent pair")):
+        assert definition in text, f"{term} is used but not defined"
+        first = text.lower().index(term)
+        assert first >= text.index(definition) - 300, f"{term} is used before its definition"
+    assert "widely copied" not in text and "popular" not in text
+
+
+def test_the_scaled_embeddings_drown_the_positions(text):
+    d, ratio = number(text, r"at \\\(d_\{model\} =\\\) (\S+) a token vector is (\S+) times as long as a position vector")
+    # N(0, 1) rows have length about sqrt(d); times sqrt(d), against |PE| = sqrt(d / 2): sqrt(2 d)
+    assert d == 512 and ratio == round(math.sqrt(2 * d))
+    assert "chapter 09" in text[text.index("times as long as a position vector"):][:400] and "Xavier" in text
 
 
 def test_softmax_twice(text):

@@ -74,6 +74,40 @@ def test_attention_time_and_memory(text):
     assert "computed, not measured" in text
 
 
+def test_is_causal_does_less_work_and_is_compared_like_with_like(text):
+    """Issue 21: with is_causal=True PyTorch's fused CPU kernel skips the blocks above the diagonal, so 'the
+    arithmetic is the same in both' was wrong for the case the page measures. The page now times the fused
+    function with is_causal, with the same mask as a dense tensor, and with no mask."""
+    assert "arithmetic is the same in both" not in text and "wins by moving less data" not in text
+    (fused_ms,) = number(text, r"the course.s function took \S+ ms and the fused one (\S+) ms")
+    (free_ms,) = number(text, r"Without a mask it computes them all and took (\S+) ms")
+    (share,) = number(text, r"so the causal call cost (\S+) of that")
+    assert share == pytest.approx(fused_ms / free_ms, abs=0.02) and share < 0.9
+    (dense_ms,) = number(text, r"as a dense boolean tensor, .{0,100}? and took (\S+) ms")
+    assert dense_ms > fused_ms
+    (course_ms,) = number(text, r"At \\\(L =\\\) \S+ the course.s function took (\S+) ms")
+    (like,) = number(text, r"the fused one with that same dense mask, the fused one is (\S+) times faster")
+    assert like == pytest.approx(course_ms / dense_ms, rel=0.05, abs=0.06) and like > 1
+    assert "do less work" in text
+
+
+def test_fused_is_defined(text):
+    assert "picks a fused kernel when one applies: one routine that computes the scores, the softmax and the weighted sum together" in text
+
+
+
+def test_the_training_recipe_is_explained(text):
+    """AdamW and OneCycleLR are defined where they are used, and the page says why they differ from chapter 09."""
+    assert "AdamW (Loshchilov and Hutter, 2019) is Adam with decoupled weight decay" in text
+    assert "chapter 09" in text[text.index("The recipe is not chapter 09"):][:200]
+    first, peak, step, last = number(text, r"the learning rate went from (\S+) at the first step up to (\S+) at step (\S+) "
+                                            r"\(the first 10 % of the steps, pct_start=0.1\), then down along a cosine to (\S+) at the last")
+    # OneCycleLR's defaults: start at max_lr / 25, peak max_lr at the end of the warm-up, end at max_lr / 25 / 1e4
+    max_lr, steps = 3e-3, 600
+    assert (first, peak, step) == (float(f"{max_lr / 25:.1e}"), max_lr, steps // 10 - 1)
+    assert last == float(f"{max_lr / 25 / 1e4:.1e}")
+
+
 def test_sampling_table(text):
     t1, t4, t4k2 = number(text, r"\((\S+) % exact\); at \\\(T = 4\\\) .*?\((\S+) %, samples above\), and top-k with \\\(k = 2\\\) brings it back to (\S+) %")
     assert t4 < t1 and t4 < t4k2 <= 100
