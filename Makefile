@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: book serve test release check-release publish samples bench bench-grade clean help system-test system-grade
+.PHONY: book serve test test-fast release check-release publish samples bench bench-grade clean help system-test system-grade
 
 # Debian packages, as COMMAND:PACKAGE: the sandbox (bubblewrap; prlimit and setpriv come with util-linux), the
 # browser tests (chromium) and the PostgreSQL gradebook test. tools/system_packages.sh installs what is missing
@@ -19,6 +19,7 @@ help:
 	@echo "make book          build the course website into _build/html"
 	@echo "make serve         serve _build/html on http://127.0.0.1:8000"
 	@echo "make test          run the whole test suite"
+	@echo "make test-fast     while editing: unit tests, alignment, grading, chapter 02's catalogue (under 2 minutes)"
 	@echo "make release       regenerate the student notebooks in chapters/ from solutions/"
 	@echo "make check-release fail if chapters/ is out of date with solutions/"
 	@echo "make publish       write the public release (book, lessons, student notebooks; no solutions) into _publish/"
@@ -55,6 +56,11 @@ system-grade:
 # system-test first: a machine without the packages stops in seconds, before the venv is built.
 test: system-test $(VENV)/.installed
 	$(PY) -m pytest
+
+# What a maintainer runs while editing: no book, browser, PostgreSQL, Dask or whole catalogue; one chapter's.
+test-fast: system-grade $(VENV)/.installed
+	$(PY) -m pytest -q -m "not (book or browser or slow or postgres or dask)"
+	CATALOGUES=02 $(PY) -m pytest -q tests/test_catalogue.py
 
 release: $(VENV)/.installed
 	$(PY) -m autograder release

@@ -110,7 +110,8 @@ def check_local_mathjax(app: Sphinx) -> None:
     if not any((directory / path).is_file() for directory in static_dirs):
         logger.warning(
             "MathJax is not vendored: mathjax_path %r is in no html_static_path folder, so pages "
-            "would show raw TeX; run `python tools/vendor_mathjax.py`", path,
+            "would show raw TeX; run `python tools/vendor_mathjax.py`",
+            path,
         )
 
 

@@ -1,11 +1,12 @@
 """Command line: a thin layer over the pipeline's functions.
 
-    python -m autograder release [--check]
-    python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR] [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
-    python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
-    python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
-    python -m autograder report --out DIR [--workdir DIR]
-    python -m autograder publish [--out DIR]
+python -m autograder release [--check]
+python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR]
+        [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
+python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
+python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
+python -m autograder report --out DIR [--workdir DIR]
+python -m autograder publish [--out DIR]
 """
 
 from __future__ import annotations
@@ -57,8 +58,11 @@ def _grade(args: argparse.Namespace) -> int:
     if args.deadline:
         from autograder.grading.late import Lateness, parse_policy, parse_time, read_timestamps
 
-        lateness = Lateness(parse_time(args.deadline), parse_policy(args.late_policy or config.LATE_POLICY),
-                            read_timestamps(args.timestamps) if args.timestamps else None)
+        lateness = Lateness(
+            parse_time(args.deadline),
+            parse_policy(args.late_policy or config.LATE_POLICY),
+            read_timestamps(args.timestamps) if args.timestamps else None,
+        )
     elif args.late_policy or args.timestamps:
         raise ValueError("--late-policy and --timestamps need --deadline")
     options = Options(
@@ -103,13 +107,17 @@ def _export(args: argparse.Namespace) -> int:
         for pair in args.assignment_id or []:
             notebook, sep, number = pair.partition("=")
             if not sep or not number.strip().isdigit():
-                raise ValueError(f"--assignment-id takes NOTEBOOK=CANVAS_ASSIGNMENT_ID, e.g. 02_dot_product_attention=1234, not {pair!r}")
+                raise ValueError(
+                    f"--assignment-id takes NOTEBOOK=CANVAS_ASSIGNMENT_ID, e.g. 02_dot_product_attention=1234, not "
+                    f"{pair!r}"
+                )
             ids[notebook.strip()] = number.strip()
         students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, ids)
         for warning in warnings:
             print(f"warning: {warning}")
-        print(f"Wrote {students} student(s) to {args.out} in Canvas's gradebook import layout "
-              "(Canvas: Grades > Import)")
+        print(
+            f"Wrote {students} student(s) to {args.out} in Canvas's gradebook import layout (Canvas: Grades > Import)"
+        )
         return 0
     if args.roster or args.assignment_id:
         raise ValueError("--roster and --assignment-id go with --format canvas")
@@ -136,13 +144,17 @@ def _publish(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     lessons = [p for p in done.written if p.startswith(read_settings().lesson_dir + "/")]
     answered = sorted(n for n in done.moment.past_due if n in done.exercises)
-    print(f"Published {done.moment.label}: chapters {', '.join(done.chapters) or 'none (no chapter has opened yet)'}; "
-          f"the course code answering exercises {', '.join(answered) or 'none'} (past their deadline).")
+    print(
+        f"Published {done.moment.label}: chapters {', '.join(done.chapters) or 'none (no chapter has opened yet)'}; "
+        f"the course code answering exercises {', '.join(answered) or 'none'} (past their deadline)."
+    )
     for number, why in sorted(done.held.items()):
         print(f"Chapter {number} has opened but is held back: {why}.")
     print(f"Wrote the public release into {args.out}: {len(done.written)} files, {len(lessons)} lesson notebook(s).")
-    print(f"Its repository is {read_settings().repository_url} (repository.url in _config.yml); "
-          "commit the folder's content there. `make book` in it builds the website.")
+    print(
+        f"Its repository is {read_settings().repository_url} (repository.url in _config.yml); "
+        "commit the folder's content there. `make book` in it builds the website."
+    )
     return 0
 
 
@@ -160,48 +172,101 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="autograder", description="Release, grade and give feedback on the course's notebooks.")
+    parser = argparse.ArgumentParser(
+        prog="autograder", description="Release, grade and give feedback on the course's notebooks."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def with_workdir(p: argparse.ArgumentParser) -> None:
         p.add_argument("--workdir", type=Path, default=config.DEFAULT_WORKDIR, help="grading state (default: grading/)")
 
     p = sub.add_parser("release", help="generate the student notebooks in chapters/ from solutions/")
-    p.add_argument("--check", action="store_true", help="only check that the committed student notebooks are up to date")
+    p.add_argument(
+        "--check", action="store_true", help="only check that the committed student notebooks are up to date"
+    )
     p.set_defaults(func=_release)
 
     p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<notebook>.ipynb with the hidden tests")
-    p.add_argument("submissions", type=Path, help="a folder SUBMISSIONS/<student>/<notebook>.ipynb, a zip of one, or an LMS "
-                   "export (Canvas's submissions zip or its unzipped folder)")
+    p.add_argument(
+        "submissions",
+        type=Path,
+        help="a folder SUBMISSIONS/<student>/<notebook>.ipynb, a zip of one, or an LMS "
+        "export (Canvas's submissions zip or its unzipped folder)",
+    )
     with_workdir(p)
-    p.add_argument("--roster", type=Path, help="CSV mapping LMS user ids to students (columns id, student; or Canvas's "
-                   "gradebook export): names the LMS files and lists who submitted nothing")
+    p.add_argument(
+        "--roster",
+        type=Path,
+        help="CSV mapping LMS user ids to students (columns id, student; or Canvas's "
+        "gradebook export): names the LMS files and lists who submitted nothing",
+    )
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
-    p.add_argument("--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="grade on a Dask cluster: tcp://HOST:8786 (workers need this repository "
-                   "installed and bubblewrap), or local:N for N worker processes on this machine (default: local threads)")
+    p.add_argument(
+        "--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)"
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a Dask cluster: tcp://HOST:8786 (workers need this repository "
+        "installed and bubblewrap), or local:N for N worker processes on this machine (default: local threads)",
+    )
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
-    p.add_argument("--student", action="append", help="grade only this student (repeatable); with --force, regrade them "
-                   "and change nothing else")
-    p.add_argument("--timeout", type=float, default=config.CELL_TIMEOUT_S, help="wall-clock seconds per cell (default: %(default)s)")
-    p.add_argument("--notebook-timeout", type=float, default=config.NOTEBOOK_TIMEOUT_S,
-                   help="wall-clock seconds per notebook (default: %(default)s)")
-    p.add_argument("--memory", type=float, default=None,
-                   help=f"address-space limit per submission in GiB, 0 for none (default: {config.SANDBOX_MEMORY_BYTES >> 30}, "
-                        "none on a machine with an NVIDIA GPU)")
-    p.add_argument("--processes", type=int, default=config.SANDBOX_PROCESSES,
-                   help="processes per submission (default: %(default)s)")
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="run student code WITHOUT isolation, as this user (only if bubblewrap cannot be installed)")
-    p.add_argument("--verify", type=float, metavar="FRACTION",
-                   help="then grade this fraction of the submissions again in fresh sandboxes and report any per-cell "
-                        "difference (exit status 3 if there is one)")
+    p.add_argument(
+        "--student",
+        action="append",
+        help="grade only this student (repeatable); with --force, regrade them and change nothing else",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=config.CELL_TIMEOUT_S,
+        help="wall-clock seconds per cell (default: %(default)s)",
+    )
+    p.add_argument(
+        "--notebook-timeout",
+        type=float,
+        default=config.NOTEBOOK_TIMEOUT_S,
+        help="wall-clock seconds per notebook (default: %(default)s)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        default=None,
+        help=f"address-space limit per submission in GiB, 0 for none (default: {config.SANDBOX_MEMORY_BYTES >> 30}, "
+        "none on a machine with an NVIDIA GPU)",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=config.SANDBOX_PROCESSES,
+        help="processes per submission (default: %(default)s)",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run student code WITHOUT isolation, as this user (only if bubblewrap cannot be installed)",
+    )
+    p.add_argument(
+        "--verify",
+        type=float,
+        metavar="FRACTION",
+        help="then grade this fraction of the submissions again in fresh sandboxes and report any per-cell "
+        "difference (exit status 3 if there is one)",
+    )
     p.add_argument("--verify-seed", type=int, default=0, help="seed of the --verify sample (default: %(default)s)")
-    p.add_argument("--deadline", help="ISO time, e.g. 2026-12-01T23:59 (local time unless a zone is given): count late work")
-    p.add_argument("--late-policy", help=f"e.g. '10%%/day, max 3 days' (default: {config.LATE_POLICY.replace('%', '%%')})")
-    p.add_argument("--timestamps", type=Path, help="CSV of submission times: student, submitted_at[, notebook] "
-                                                   "(default: the file's modification time, with a warning)")
+    p.add_argument(
+        "--deadline", help="ISO time, e.g. 2026-12-01T23:59 (local time unless a zone is given): count late work"
+    )
+    p.add_argument(
+        "--late-policy", help=f"e.g. '10%%/day, max 3 days' (default: {config.LATE_POLICY.replace('%', '%%')})"
+    )
+    p.add_argument(
+        "--timestamps",
+        type=Path,
+        help="CSV of submission times: student, submitted_at[, notebook] "
+        "(default: the file's modification time, with a warning)",
+    )
     p.set_defaults(func=_grade)
 
     p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
@@ -210,14 +275,26 @@ def build_parser() -> argparse.ArgumentParser:
     with_workdir(p)
     p.set_defaults(func=_feedback)
 
-    p = sub.add_parser("export", help="write the gradebook as CSV: one row per student and notebook, or for Canvas's import")
+    p = sub.add_parser(
+        "export", help="write the gradebook as CSV: one row per student and notebook, or for Canvas's import"
+    )
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--format", choices=["csv", "canvas"], default="csv",
-                   help="csv (default): every test cell, reasons, late columns; canvas: one column per notebook, "
-                        "the layout Canvas's gradebook import reads")
-    p.add_argument("--roster", type=Path, help="with --format canvas: the roster given to grade (fills Canvas's ID column)")
-    p.add_argument("--assignment-id", action="append", metavar="NOTEBOOK=ID",
-                   help="with --format canvas: the Canvas assignment id of a notebook (repeatable)")
+    p.add_argument(
+        "--format",
+        choices=["csv", "canvas"],
+        default="csv",
+        help="csv (default): every test cell, reasons, late columns; canvas: one column per notebook, "
+        "the layout Canvas's gradebook import reads",
+    )
+    p.add_argument(
+        "--roster", type=Path, help="with --format canvas: the roster given to grade (fills Canvas's ID column)"
+    )
+    p.add_argument(
+        "--assignment-id",
+        action="append",
+        metavar="NOTEBOOK=ID",
+        help="with --format canvas: the Canvas assignment id of a notebook (repeatable)",
+    )
     with_workdir(p)
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.set_defaults(func=_export)
@@ -230,10 +307,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
     p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")
     when = p.add_mutually_exclusive_group()
-    when.add_argument("--through", metavar="NN", help="the tree as it stands the moment chapter NN opens "
-                      "(chapters up to NN open, the exercises before NN past their deadline)")
-    when.add_argument("--at", metavar="TIME", help="the tree at this time of the calendar in chapters.yml "
-                      "(ISO 8601; default: now)")
+    when.add_argument(
+        "--through",
+        metavar="NN",
+        help="the tree as it stands the moment chapter NN opens "
+        "(chapters up to NN open, the exercises before NN past their deadline)",
+    )
+    when.add_argument(
+        "--at", metavar="TIME", help="the tree at this time of the calendar in chapters.yml (ISO 8601; default: now)"
+    )
     p.set_defaults(func=_publish)
     return parser
 

@@ -309,7 +309,8 @@ class DecoderOnlyLM(nn.Module):
     def forward(self, tokens, cache=None, start_pos=0):
         end = start_pos + tokens.shape[1]
         if start_pos < 0 or end > self.max_len:
-            raise ValueError(f"positions {start_pos}..{end - 1} are outside 0..{self.max_len - 1} (max_len={self.max_len})")
+            last = self.max_len - 1
+            raise ValueError(f"positions {start_pos}..{end - 1} are outside 0..{last} (max_len={self.max_len})")
         positions = torch.arange(start_pos, end, device=tokens.device)                  # (L,)
         h = self.embed_dropout(self.token_embed(tokens) + self.pos_embed(positions))  # (batch, L, d_model)
         for index, block in enumerate(self.layers):

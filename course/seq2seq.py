@@ -46,7 +46,7 @@ def reverse_pairs(count, seed, min_len=4, max_len=10, exclude=frozenset()):
     """`count` (source, target) pairs of token lists, target = source reversed; sources in `exclude`
     (a set of tuples) are skipped, so a training stream never contains a held-out sequence."""
     rng = random.Random(seed)
-    pairs = []
+    pairs: list[tuple[list[int], list[int]]] = []
     while len(pairs) < count:
         src = random_digits(rng, min_len, max_len)
         if tuple(src) not in exclude:
@@ -65,7 +65,7 @@ def show(tokens):
 
 def bucket_sources(rng, length, count, exclude=frozenset()):
     """`count` random sources of exactly `length` digits each (token lists), none of them in `exclude`."""
-    sources = []
+    sources: list[list[int]] = []
     while len(sources) < count:
         src = [FIRST_DIGIT + rng.randrange(10) for _ in range(length)]
         if tuple(src) not in exclude:
@@ -146,16 +146,16 @@ def exact_match(model, pairs, device=None):
     bucket. Switches the model to eval mode (no dropout) and records no gradients; a training loop that
     evaluates must switch back to train mode."""
     model.eval()
-    by_length = {}
+    by_length: dict[int, list[int]] = {}
     for index, (src, _) in enumerate(pairs):
         by_length.setdefault(len(src), []).append(index)
-    decoded = [None] * len(pairs)
+    decoded: list[list[int]] = [[] for _ in pairs]
     with torch.no_grad():
         for indices in by_length.values():
             src = torch.tensor([pairs[i][0] for i in indices], device=device)   # (B, L): one length, no padding
-            for i, row in zip(indices, decode_bucket(model, src).tolist()):
+            for i, row in zip(indices, decode_bucket(model, src).tolist(), strict=True):
                 decoded[i] = row
-    hits = [strip(row) == tgt and EOS in row for row, (_, tgt) in zip(decoded, pairs)]
+    hits = [strip(row) == tgt and EOS in row for row, (_, tgt) in zip(decoded, pairs, strict=True)]
     return sum(hits) / len(pairs), decoded
 
 

@@ -55,7 +55,9 @@ def course_imports(code: str) -> dict[str, tuple[str, str]]:
         tree = None
     found: dict[str, tuple[str, str]] = {}
     if tree is None:  # lesson cells may hold IPython magics: read the import lines alone
-        for match in re.finditer(r"^[ \t]*from[ \t]+course\.(\w+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", code, re.MULTILINE):
+        for match in re.finditer(
+            r"^[ \t]*from[ \t]+course\.(\w+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", code, re.MULTILINE
+        ):
             for item in match.group(2).strip("()").replace("\n", " ").split(","):
                 parts = item.split()
                 if parts:
@@ -77,7 +79,9 @@ def _read_module(path: Path) -> Module:
         if isinstance(node, _DEFINITION):
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             uses = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
-            module.definitions[node.name] = Definition(path.stem, node.name, first, node.end_lineno or node.lineno, uses)
+            module.definitions[node.name] = Definition(
+                path.stem, node.name, first, node.end_lineno or node.lineno, uses
+            )
         else:
             module.top_level_uses |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     return module
@@ -91,7 +95,9 @@ class CourseCode:
         self.modules = {p.stem: _read_module(p) for p in sorted(self.dir.glob("*.py"))}
         asked = manifest.answered_by()
         self.answers: dict[tuple[str, str], frozenset[str]] = {
-            (m.name, d.name): asked.get(d.name, frozenset()) for m in self.modules.values() for d in m.definitions.values()
+            (m.name, d.name): asked.get(d.name, frozenset())
+            for m in self.modules.values()
+            for d in m.definitions.values()
         }
         changed = True
         while changed:  # spread along the uses until nothing changes (uses may be circular)
@@ -132,14 +138,19 @@ class CourseCode:
         every definition that answers another exercise is replaced by a comment."""
         source = self.modules[module]
         lines = source.text.splitlines(keepends=True)
-        held = sorted((d for d in source.definitions.values() if not self.answers[(module, d.name)] <= past_due),
-                      key=lambda d: d.first_line, reverse=True)
+        held = sorted(
+            (d for d in source.definitions.values() if not self.answers[(module, d.name)] <= past_due),
+            key=lambda d: d.first_line,
+            reverse=True,
+        )
         for definition in held:
             waits = ", ".join(sorted(self.answers[(module, definition.name)] - past_due))
             note = f"# `{definition.name}` is published after the deadline of exercise {waits}.\n"
-            lines[definition.first_line - 1:definition.last_line] = [note]
+            lines[definition.first_line - 1 : definition.last_line] = [note]
         missing = {d.name for d in held} & source.top_level_uses
         if missing:
-            raise CourseCodeError(f"course/{module}.py: module-level code uses {sorted(missing)}, which answer an open "
-                                  "exercise: move that code into a function, or out of the module")
+            raise CourseCodeError(
+                f"course/{module}.py: module-level code uses {sorted(missing)}, which answer an open "
+                "exercise: move that code into a function, or out of the module"
+            )
         return "".join(lines)

@@ -71,7 +71,9 @@ class Manifest:
         for chapter in self.chapters:
             if chapter.number == number:
                 return chapter
-        raise ManifestError(f"chapters.yml has no chapter {number!r} (chapters: {', '.join(c.number for c in self.chapters)})")
+        raise ManifestError(
+            f"chapters.yml has no chapter {number!r} (chapters: {', '.join(c.number for c in self.chapters)})"
+        )
 
     def answered_by(self) -> dict[str, frozenset[str]]:
         """name -> the chapters whose exercise asks for it (a name may be asked twice: 02 and 03's attention)."""
@@ -136,7 +138,9 @@ def load(path: Path | None = None) -> Manifest:
             raise ManifestError(f"{where}: unknown keys {sorted(unknown)}")
         number = str(entry.get("number", ""))
         if not re.fullmatch(r"\d\d", number):
-            raise ManifestError(f"{where}: number must be two digits in quotes, such as \"03\", not {entry.get('number')!r}")
+            raise ManifestError(
+                f'{where}: number must be two digits in quotes, such as "03", not {entry.get("number")!r}'
+            )
         where = f"{path.name}, chapter {number}"
         builds = entry.get("builds") or []
         if not isinstance(builds, list) or not all(isinstance(b, str) and b.isidentifier() for b in builds):
@@ -145,9 +149,17 @@ def load(path: Path | None = None) -> Manifest:
         if exercise is not None and not isinstance(exercise, str):
             raise ManifestError(f"{where}: exercise must be a notebook name or null")
         if bool(exercise) != bool(builds):
-            raise ManifestError(f"{where}: an exercise needs `builds` (what it asks for), and `builds` needs an exercise")
-        chapter = Chapter(number, str(entry.get("lesson", "")), exercise, tuple(builds),
-                          _time(entry.get("opens"), f"{where}, opens"), _time(entry.get("due"), f"{where}, due"))
+            raise ManifestError(
+                f"{where}: an exercise needs `builds` (what it asks for), and `builds` needs an exercise"
+            )
+        chapter = Chapter(
+            number,
+            str(entry.get("lesson", "")),
+            exercise,
+            tuple(builds),
+            _time(entry.get("opens"), f"{where}, opens"),
+            _time(entry.get("due"), f"{where}, due"),
+        )
         if not chapter.lesson:
             raise ManifestError(f"{where}: no lesson")
         if chapter.due is not None and exercise is None:
@@ -165,6 +177,8 @@ def load(path: Path | None = None) -> Manifest:
         for chapter in chapters:
             if chapter.opens is None or (chapter.exercise and chapter.due is None):
                 missing = "opens" if chapter.opens is None else "due"
-                raise ManifestError(f"{path.name}, chapter {chapter.number}: no `{missing}`, while other chapters have dates "
-                                    "(give every chapter its dates, or none)")
+                raise ManifestError(
+                    f"{path.name}, chapter {chapter.number}: no `{missing}`, while other chapters have dates "
+                    "(give every chapter its dates, or none)"
+                )
     return manifest

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -86,7 +87,10 @@ class Settings:
     def github(self) -> tuple[str, str]:
         match = re.match(r"https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", self.repository_url)
         if not match:
-            raise PublishError(f"repository.url in _config.yml must be a GitHub repository URL (Colab opens GitHub), not {self.repository_url!r}")
+            raise PublishError(
+                f"repository.url in _config.yml must be a GitHub repository URL (Colab opens GitHub), not "
+                f"{self.repository_url!r}"
+            )
         return match.group(1), match.group(2)
 
     def repo_path(self, relative: str) -> str:
@@ -132,7 +136,7 @@ def toc_files(toc: dict) -> list[str]:
             for part in entry.get("parts") or []:
                 walk(part.get("chapters"))
 
-    walk(toc.get("chapters"))
+    walk(toc.get("chapters") or [])
     for part in toc.get("parts") or []:
         walk(part.get("chapters"))
         walk(part.get("sections"))
@@ -146,7 +150,9 @@ def public_toc(toc: dict, private: frozenset[str], published: frozenset[str] | N
     def prune(entries: list | None) -> list:
         kept = []
         for entry in entries or []:
-            if entry.get("file") in private or (published is not None and "file" in entry and entry["file"] not in published):
+            if entry.get("file") in private or (
+                published is not None and "file" in entry and entry["file"] not in published
+            ):
                 continue
             entry = dict(entry)
             for key in ("sections", "chapters"):
@@ -261,7 +267,7 @@ ADDED_TAG = "notebook-only"
 GLUE_NOTE = (
     "> This is the lesson page of the course website as a notebook, to run its code and change it: run the cells "
     "in order from the top. Where the website shows a number computed by the code, the text here shows its name in "
-    "code font, such as `{example}`; after running the notebook, `glued[\"{example}\"]` holds it."
+    'code font, such as `{example}`; after running the notebook, `glued["{example}"]` holds it.'
 )
 _GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`:]+)(?::[^`]*)?`")
 _DOC_ROLE = re.compile(r"\{doc\}`([^`]+)`")
@@ -271,7 +277,9 @@ _LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.MULTILINE)
 _GLUE_DIRECTIVE = re.compile(
     r"^```\{glue(?::(\w+))?\}[ \t]*(\S+)[ \t]*\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n?```[ \t]*$", re.MULTILINE | re.DOTALL
 )
-_ADMONITION = re.compile(r"^```\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
+_ADMONITION = re.compile(
+    r"^```\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL
+)
 
 
 def _imports(code: str, module: str) -> bool:
@@ -282,7 +290,7 @@ def _labels(text: str) -> dict[str, str]:
     """MyST targets `(label)=` -> the heading that follows each."""
     found = {}
     for match in _LABEL.finditer(text):
-        heading = re.search(r"^#+\s+(.+?)\s*$", text[match.end():], re.MULTILINE)
+        heading = re.search(r"^#+\s+(.+?)\s*$", text[match.end() :], re.MULTILINE)
         found[match.group(1)] = heading.group(1) if heading else match.group(1)
     return found
 
@@ -314,8 +322,9 @@ def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str],
     return "\n".join(lines).strip("\n")
 
 
-def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "",
-                    text: str | None = None) -> NotebookNode:
+def lesson_notebook(
+    md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "", text: str | None = None
+) -> NotebookNode:
     """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book
     (`text`: the page as published, when it differs from the file's public Markdown)."""
     from myst_nb.core.read import read_myst_markdown_notebook
@@ -328,8 +337,10 @@ def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], f
     if uses_glue:
         other = set(re.findall(r"^\s*from\s+myst_nb\S*\s+import\s+(.+)$", code, re.MULTILINE)) - {"glue"}
         if other or re.search(r"^\s*import\s+myst_nb", code, re.MULTILINE):
-            raise PublishError(f"{md_path.name}: a lesson may take only `glue` from myst_nb (`from myst_nb import glue`), "
-                               "the one thing its notebook for Colab replaces")
+            raise PublishError(
+                f"{md_path.name}: a lesson may take only `glue` from myst_nb (`from myst_nb import glue`), "
+                "the one thing its notebook for Colab replaces"
+            )
     cells = []
     for cell in nb.cells:
         if cell.cell_type != "markdown":
@@ -339,7 +350,7 @@ def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], f
         start = 0
         pieces: list[NotebookNode] = []
         for match in _GLUE_DIRECTIVE.finditer(cell.source):
-            pieces.append(nbformat.v4.new_markdown_cell(cell.source[start:match.start()]))
+            pieces.append(nbformat.v4.new_markdown_cell(cell.source[start : match.start()]))
             shown = nbformat.v4.new_code_cell(f'glued["{match.group(2)}"]  # shown here on the website')
             shown.metadata["tags"] = [ADDED_TAG]
             pieces.append(shown)
@@ -358,10 +369,12 @@ def lesson_notebook(md_path: Path, settings: Settings, titles: dict[str, str], f
         setup += SETUP_GLUE
     if _imports(code, "course"):
         modules = sorted(set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", code, re.MULTILINE))) or ["provided"]
-        setup += (SETUP_COURSE.replace("{files}", ", ".join(f"course/{m}.py" for m in modules))
-                  .replace("{imports}", "\n    ".join(f"import course.{m}  # noqa: F401" for m in modules))
-                  .replace("{names}", repr(modules))
-                  .replace("{base}", settings.raw_url("course/")))
+        setup += (
+            SETUP_COURSE.replace("{files}", ", ".join(f"course/{m}.py" for m in modules))
+            .replace("{imports}", "\n    ".join(f"import course.{m}  # noqa: F401" for m in modules))
+            .replace("{names}", repr(modules))
+            .replace("{base}", settings.raw_url("course/"))
+        )
     at = 1 if cells and cells[0].cell_type == "markdown" else 0  # after the title
     if uses_glue:
         example = _GLUE_ROLE.search(text)
@@ -400,14 +413,14 @@ def page_title(path: Path) -> str:
 
 def requirements(root: Path = config.REPO_ROOT) -> str:
     """requirements.txt of the public release: pyproject.toml's pins for what it needs."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10: the copy pip carries
+    else:  # Python 3.10: the copy pip carries
         from pip._vendor import tomli as tomllib
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     pins = {}
     for spec in project["dependencies"]:
-        name = re.match(r"[A-Za-z0-9_.-]+", spec).group(0)
+        name = re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0]
         pins[name.lower()] = spec
     missing = [name for name in PUBLIC_REQUIREMENTS if name not in pins]
     if missing:
@@ -470,7 +483,10 @@ def _check_tree(out: Path, private: frozenset[str]) -> None:
         if path.suffix in (".md", ".ipynb") or path.name == "_toc.yml":
             for page in private:
                 if re.search(rf"(?<![\w/-]){re.escape(page)}(?![\w-])", text):
-                    problems.append(f"{path.relative_to(out)} names the private page {page!r} (wrap it in {PRIVATE_BEGIN} / {PRIVATE_END})")
+                    problems.append(
+                        f"{path.relative_to(out)} names the private page {page!r} (wrap it in {PRIVATE_BEGIN} / "
+                        f"{PRIVATE_END})"
+                    )
     if problems:
         raise PublishError("the public release would contain what students must not get:\n" + "\n".join(problems))
 
@@ -490,8 +506,9 @@ class Publication:
 # --- the calendar: which chapters and which course code students may see ---------------------
 
 
-def choose_moment(manifest: Manifest, through: str | None = None, at: datetime | None = None,
-                  everything: bool = False) -> tuple[Moment, list[str]]:
+def choose_moment(
+    manifest: Manifest, through: str | None = None, at: datetime | None = None, everything: bool = False
+) -> tuple[Moment, list[str]]:
     """The moment to publish (and warnings): `--through NN`, a time of the calendar (now by default), or
     every chapter at once for a course without a calendar (or when asked: `everything`)."""
     if everything:
@@ -513,8 +530,9 @@ def _when(time: datetime | None) -> str:
     return time.strftime("%a %d %b %Y, %H:%M") if time else "?"
 
 
-_INCLUDED = re.compile(r"^```\{literalinclude\}\s+\S*course/(\w+)\.py\s*\n(?::[\w-]+:.*\n)*?:pyobject:\s*(\w+)",
-                       re.MULTILINE)
+_INCLUDED = re.compile(
+    r"^```\{literalinclude\}\s+\S*course/(\w+)\.py\s*\n(?::[\w-]+:.*\n)*?:pyobject:\s*(\w+)", re.MULTILINE
+)
 
 
 def _chapter_needs(root: Path, chapter: Chapter, code: CourseCode) -> dict[str, frozenset[str]]:
@@ -534,7 +552,9 @@ def _chapter_needs(root: Path, chapter: Chapter, code: CourseCode) -> dict[str, 
     return needs
 
 
-def chapters_to_publish(root: Path, manifest: Manifest, moment: Moment, code: CourseCode) -> tuple[list[Chapter], dict[str, str]]:
+def chapters_to_publish(
+    root: Path, manifest: Manifest, moment: Moment, code: CourseCode
+) -> tuple[list[Chapter], dict[str, str]]:
     """The opened chapters that can be published now, and those held back with the reason.
 
     A chapter whose pages use course code answering its *own* exercise can never be published
@@ -547,10 +567,14 @@ def chapters_to_publish(root: Path, manifest: Manifest, moment: Moment, code: Co
         needs = _chapter_needs(root, chapter, code)
         own = sorted(name for name, numbers in needs.items() if chapter.number in numbers - moment.past_due)
         if own:
-            raise PublishError(f"chapter {chapter.number}'s lesson or notebook uses {', '.join(own)} from course/, which "
-                               f"answers its own exercise: students would get the answer with the chapter. Write the "
-                               "lesson's code in another form, or leave that code out of course/")
-        waiting = {name: sorted(numbers - moment.past_due) for name, numbers in needs.items() if not numbers <= moment.past_due}
+            raise PublishError(
+                f"chapter {chapter.number}'s lesson or notebook uses {', '.join(own)} from course/, which "
+                f"answers its own exercise: students would get the answer with the chapter. Write the "
+                "lesson's code in another form, or leave that code out of course/"
+            )
+        waiting = {
+            name: sorted(numbers - moment.past_due) for name, numbers in needs.items() if not numbers <= moment.past_due
+        }
         if waiting:
             reasons = []
             for name, numbers in sorted(waiting.items()):
@@ -604,8 +628,15 @@ def chapter_statuses(text: str, manifest: Manifest, moment: Moment, published: l
     return "".join(lines)
 
 
-def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True, through: str | None = None,
-            at: datetime | None = None, everything: bool = False, manifest: Manifest | None = None) -> Publication:
+def publish(
+    out: Path,
+    root: Path = config.REPO_ROOT,
+    check_release: bool = True,
+    through: str | None = None,
+    at: datetime | None = None,
+    everything: bool = False,
+    manifest: Manifest | None = None,
+) -> Publication:
     """Write the public release into `out` as students may see it at one moment of the term (now by
     default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens;
     `everything`: every chapter and all course code; `manifest`: another calendar than chapters.yml's)."""
@@ -617,7 +648,9 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
             raise PublishError(f"solutions/ has problems:\n{exc}") from exc
         if stale:
             names = ", ".join(str(Path(p).relative_to(root)) if Path(p).is_relative_to(root) else str(p) for p in stale)
-            raise PublishError(f"the student notebooks are out of date with solutions/ ({names}): run `make release` first")
+            raise PublishError(
+                f"the student notebooks are out of date with solutions/ ({names}): run `make release` first"
+            )
     settings = read_settings(root)
     settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
     try:
@@ -638,13 +671,19 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
     tree = _Tree(out)
     tree.write(PUBLISHED_MARKER, MARKER_TEXT)
     tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
-    toc_text = yaml.safe_dump(public_toc(toc, settings.private_pages, frozenset(docnames)), sort_keys=False, allow_unicode=True)
-    tree.write("_toc.yml", "# Written by `autograder publish` from the course repository's _toc.yml "
-                           "(without its pages for instructors, and the chapters not open yet).\n" + toc_text)
+    toc_text = yaml.safe_dump(
+        public_toc(toc, settings.private_pages, frozenset(docnames)), sort_keys=False, allow_unicode=True
+    )
+    tree.write(
+        "_toc.yml",
+        "# Written by `autograder publish` from the course repository's _toc.yml "
+        "(without its pages for instructors, and the chapters not open yet).\n" + toc_text,
+    )
 
     titles = {d: page_title(page_source(root, d)) for d in listed}
     numbers_published = [c.number for c in ready]
-    chapters, uses_course = [], False
+    chapters: list[tuple[str, Path, str | None]] = []
+    uses_course = False
     for docname in docnames:
         source = page_source(root, docname)
         relative = source.relative_to(root).as_posix()
@@ -665,7 +704,9 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
             if lesson in tree.written:
                 raise PublishError(f"two pages would both write {lesson}: rename one")
             tree.write(lesson, nbformat.writes(nb) + "\n")
-            uses_course = uses_course or _imports("\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course")
+            uses_course = uses_course or _imports(
+                "\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course"
+            )
         chapters.append((docname, source, lesson))
         for asset in sorted(source.parent.iterdir()):
             rel = asset.relative_to(root).as_posix()
@@ -689,11 +730,19 @@ def publish(out: Path, root: Path = config.REPO_ROOT, check_release: bool = True
     tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
     tree.write("README.md", student_readme(root, settings, chapters, uses_course))
     _check_tree(Path(out), settings.private_pages)
-    return Publication(sorted(tree.written), moment, numbers_published, held, warnings,
-                       frozenset(c.number for c in manifest.chapters if c.exercise))
+    return Publication(
+        sorted(tree.written),
+        moment,
+        numbers_published,
+        held,
+        warnings,
+        frozenset(c.number for c in manifest.chapters if c.exercise),
+    )
 
 
-def student_readme(root: Path, settings: Settings, chapters: list[tuple[str, Path, str | None]], uses_course: bool) -> str:
+def student_readme(
+    root: Path, settings: Settings, chapters: list[tuple[str, Path, str | None]], uses_course: bool
+) -> str:
     """README.md of the public release, from tools/public/README.md."""
     rows = ["| page | open in Colab |", "|---|---|"]
     for docname, source, lesson in chapters:
@@ -707,13 +756,18 @@ def student_readme(root: Path, settings: Settings, chapters: list[tuple[str, Pat
             colab = f"[open `{lesson}`]({settings.colab_url(lesson)})" if lesson else "—"
             rows.append(f"| lesson: `{path}`, {page_title(source)} | {colab} |")
     layout = [
-        "| path | what |", "|---|---|",
-        "| `intro.md`, `chapters/*.md` | the lessons: the pages of the course website (MyST Markdown notebooks, run when the site is built) |",
+        "| path | what |",
+        "|---|---|",
+        "| `intro.md`, `chapters/*.md` | the lessons: the pages of the course website (MyST Markdown notebooks, run "
+        "when the site is built) |",
         "| `chapters/*.ipynb` | the exercise notebooks: fill them in and submit them |",
-        f"| `{settings.lesson_dir}/*.ipynb` | each lesson as a notebook, to run and change its code (on Colab or locally) |",
+        f"| `{settings.lesson_dir}/*.ipynb` | each lesson as a notebook, to run and change its code (on Colab or "
+        "locally) |",
     ]
     if uses_course:
-        layout.append("| `course/provided.py` | the course's reference code, used by later lessons and given to later exercises |")
+        layout.append(
+            "| `course/provided.py` | the course's reference code, used by later lessons and given to later exercises |"
+        )
     layout += [
         "| `_config.yml`, `_toc.yml`, `_ext/` | the website's settings, table of contents and Sphinx extensions |",
         "| `tools/vendor_mathjax.py` | downloads MathJax once, so the website renders math offline |",

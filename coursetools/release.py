@@ -88,13 +88,15 @@ class ProvidedModule:
                 continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 bound = {(a.asname or a.name).split(".")[0] for a in node.names}
-                self.imports.append((bound, ast.get_source_segment(self.text, node)))
+                self.imports.append((bound, ast.get_source_segment(self.text, node) or ""))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                self.definitions[node.name] = "\n".join(lines[first - 1:node.end_lineno])
+                self.definitions[node.name] = "\n".join(lines[first - 1 : node.end_lineno])
                 self.uses[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
             else:
-                raise SourceError(f"{self.path.name} line {node.lineno}: only imports, functions and classes may be provided")
+                raise SourceError(
+                    f"{self.path.name} line {node.lineno}: only imports, functions and classes may be provided"
+                )
 
     def problems(self, names: list[str]) -> list[str]:
         """Why a cell naming `names` cannot be generated (unknown names, a missing dependency)."""
@@ -184,7 +186,9 @@ def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> 
                 continue  # short lines and bare openers such as `raise ValueError(` say nothing of a solution
             for shared, name in code.items():
                 if line in shared or shared in line:
-                    problems.append(f"{where}: solution line {line!r} repeats provided code ({module.path.name}: {name})")
+                    problems.append(
+                        f"{where}: solution line {line!r} repeats provided code ({module.path.name}: {name})"
+                    )
                     break
     return problems
 
@@ -228,7 +232,11 @@ def validate_sources(paths: list[Path]) -> None:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Assert) and node.msg is None:
                     problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert without a message")
-                if _is_assert_close(node) and not any(kw.arg == "msg" for kw in node.keywords):
+                if (
+                    isinstance(node, ast.Call)
+                    and _is_assert_close(node)
+                    and not any(kw.arg == "msg" for kw in node.keywords)
+                ):
                     problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert_close without msg=")
     if problems:
         raise SourceError("\n".join(problems))

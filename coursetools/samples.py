@@ -20,7 +20,15 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.model.notebooks import grade_id, is_solution_cell, read, release_notebook, source_notebook
+from autograder.model.notebooks import (
+    SOLUTION_BEGIN,
+    SOLUTION_END,
+    grade_id,
+    is_solution_cell,
+    read,
+    release_notebook,
+    source_notebook,
+)
 
 _CELL_MARK = re.compile(r"^# cell: *([A-Za-z0-9_.-]+) *$", re.MULTILINE)
 
@@ -51,6 +59,15 @@ def load_implementation(path: Path) -> Implementation:
     )
 
 
+def catalogued_notebooks(prefixes: list[str] | None = None) -> list[str]:
+    """Notebooks that have a catalogue of implementations (tests/implementations/<notebook>/{wrong,correct}/),
+    sorted; only those whose names start with one of `prefixes` when given ("07" for chapter 07's)."""
+    found = sorted(
+        p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir() or (p / "correct").is_dir()
+    )
+    return [name for name in found if not prefixes or name.startswith(tuple(prefixes))]
+
+
 def implementations(notebook: str, kind: str) -> list[Implementation]:
     folder = config.IMPLEMENTATIONS_DIR / notebook / kind
     return [load_implementation(p) for p in sorted(folder.glob("*.py"))]
@@ -58,11 +75,13 @@ def implementations(notebook: str, kind: str) -> list[Implementation]:
 
 def solution_code(cell: NotebookNode) -> str:
     """A solution cell's source as a perfect student would leave it (markers removed)."""
-    keep = [l for l in cell.source.splitlines() if l.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+    keep = [line for line in cell.source.splitlines() if line.strip() not in (SOLUTION_BEGIN, SOLUTION_END)]
     return "\n".join(keep)
 
 
-def make_submission(notebook: str, cells: dict[str, str] | None = None, solutions_dir: Path | None = None) -> NotebookNode:
+def make_submission(
+    notebook: str, cells: dict[str, str] | None = None, solutions_dir: Path | None = None
+) -> NotebookNode:
     """The released notebook with its solution cells filled in (reference code unless given)."""
     source = read(source_notebook(notebook, solutions_dir))
     cells = dict(cells or {})
@@ -73,7 +92,8 @@ def make_submission(notebook: str, cells: dict[str, str] | None = None, solution
     nb = release_notebook(source)
     for cell in nb.cells:
         if is_solution_cell(cell):
-            cell.source = cells.get(grade_id(cell), reference[grade_id(cell)])
+            gid = grade_id(cell) or ""
+            cell.source = cells.get(gid, reference[gid])
     return nb
 
 
@@ -85,9 +105,12 @@ def untouched_release(notebook: str) -> NotebookNode:
 def catalogue_submissions(notebook: str) -> list[tuple[str, NotebookNode, frozenset[str]]]:
     """(label, submission, cells that must fail) for the reference solution and every
     catalogued implementation; labels are 'solution', 'wrong-<name>', 'correct-<name>'."""
-    cases = [("solution", make_submission(notebook), frozenset())]
+    cases: list[tuple[str, NotebookNode, frozenset[str]]] = [("solution", make_submission(notebook), frozenset())]
     for kind in ("wrong", "correct"):
-        cases += [(f"{kind}-{i.name}", make_submission(notebook, i.cells), i.expect_fail) for i in implementations(notebook, kind)]
+        cases += [
+            (f"{kind}-{i.name}", make_submission(notebook, i.cells), i.expect_fail)
+            for i in implementations(notebook, kind)
+        ]
     return cases
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import config
 from autograder.grading.grade import Options, grade
 from autograder.records.gradebook import ensure_tools_on_path
+from coursetools import samples
 from coursetools.samples import catalogue_submissions, untouched_release, write_submission
 
 # nbgrader runs `alembic` by name; tests may be started without activating the venv.
@@ -33,9 +33,8 @@ def catalogued_notebooks() -> list[str]:
     CATALOGUES=07,08 in the environment keeps only the notebooks whose names start with those
     prefixes (a maintainer working on one chapter); CI sets nothing and grades every catalogue.
     """
-    found = sorted(p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir() or (p / "correct").is_dir())
     only = [prefix.strip() for prefix in os.environ.get("CATALOGUES", "").split(",") if prefix.strip()]
-    return [name for name in found if not only or name.startswith(tuple(only))]
+    return samples.catalogued_notebooks(only)
 
 
 def catalogue_student(notebook: str, label: str) -> str:
@@ -94,3 +93,39 @@ def catalogues_visible_only(catalogue_dir, tmp_path_factory) -> dict:
 def catalogue(catalogues) -> dict:
     """Chapter 02's catalogue results, {label: Result} (used by the grading tests)."""
     return catalogues[NOTEBOOK]
+
+
+# --- markers: what a test needs, so a maintainer can run a part (`make test-fast`) -------------------
+# Declared in pyproject.toml (--strict-markers). Derived here, in one place: from the fixtures a test
+# uses (the built book, a browser) and from its module (what the module's tests run).
+MODULE_MARKERS = {
+    "test_adversarial": ("grading", "slow"),
+    "test_catalogue": ("grading", "slow"),
+    "test_cluster": ("grading", "dask", "slow"),
+    "test_copy_catalogue": ("grading", "slow"),
+    "test_feedback_page": ("grading",),
+    "test_fork_server": ("grading",),
+    "test_grading": ("grading",),
+    "test_intake": ("grading",),
+    "test_postgres": ("grading", "postgres", "slow"),
+    "test_report": ("grading",),
+    "test_resume": ("grading", "slow"),
+    "test_robustness": ("grading",),
+    "test_sandbox": ("grading",),
+    "test_verify": ("grading",),
+    "test_lint": ("slow",),
+    "test_publish": ("book", "slow"),
+    "test_browser": ("book", "browser", "slow"),
+}
+FIXTURE_MARKERS = {"book": "book", "lesson_html": "book", "public_site": "book", "browser": "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        names = set(MODULE_MARKERS.get(module, ()))
+        names |= {mark for fixture, mark in FIXTURE_MARKERS.items() if fixture in getattr(item, "fixturenames", ())}
+        if module.startswith("test_lesson_"):
+            names.add("book")
+        for name in sorted(names):
+            item.add_marker(getattr(pytest.mark, name))

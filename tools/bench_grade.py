@@ -55,29 +55,42 @@ def run_nbgrader(course: Path, submissions: Path, students: list[str], env: dict
         f"c.CourseDirectory.db_assignments = [dict(name={ASSIGNMENT!r})]\n"
     )
     nbgrader = [sys.executable, "-m", "nbgrader"]
-    subprocess.run([*nbgrader, "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*nbgrader, "generate_assignment", ASSIGNMENT, "--force"], cwd=course, env=env, check=True, capture_output=True
+    )
     for student in students:
         target = course / "submitted" / student / ASSIGNMENT
         target.mkdir(parents=True)
         shutil.copy(submissions / student / f"{NOTEBOOK}.ipynb", target / f"{NOTEBOOK}.ipynb")
     started = time.monotonic()
-    proc = subprocess.run([*nbgrader, "autograde", ASSIGNMENT, "--create"], cwd=course, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [*nbgrader, "autograde", ASSIGNMENT, "--create"], cwd=course, env=env, capture_output=True, text=True
+    )
     seconds = time.monotonic() - started
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
         raise SystemExit("nbgrader autograde failed")
     with sqlite3.connect(course / "gradebook.db") as db:
-        scores = dict(db.execute(
-            "select s.student_id, sum(coalesce(g.auto_score, 0)) from grade g "
-            "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = s.id "
-            "group by s.student_id"
-        ).fetchall())
+        scores = dict(
+            db.execute(
+                "select s.student_id, sum(coalesce(g.auto_score, 0)) from grade g "
+                "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = "
+                "s.id "
+                "group by s.student_id"
+            ).fetchall()
+        )
     return seconds, scores
 
 
 def run_ours(work: Path, submissions: Path, env: dict, *extra: str) -> tuple[float, dict]:
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submissions), "--workdir", str(work), *extra], cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(submissions), "--workdir", str(work), *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - started
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-3000:])
@@ -104,18 +117,35 @@ def main() -> int:
         plain_s, plain_scores = run_nbgrader(tmp / "course", tmp / "submissions", students, env)
         print(f"plain nbgrader autograde (serial): {plain_s:6.1f} s  ({plain_s / n:.2f} s per submission)")
         workers = config.default_workers()
-        fresh_s, fresh_scores = run_ours(tmp / "work-fresh", tmp / "submissions", {**env, "AUTOGRADER_FORK_SERVER": "0"})
-        print(f"autograder grade ({workers} workers, a fresh sandbox per submission): {fresh_s:6.1f} s  ({fresh_s / n:.2f} s per submission)")
+        fresh_s, fresh_scores = run_ours(
+            tmp / "work-fresh", tmp / "submissions", {**env, "AUTOGRADER_FORK_SERVER": "0"}
+        )
+        print(
+            f"autograder grade ({workers} workers, a fresh sandbox per submission): {fresh_s:6.1f} s  "
+            f"({fresh_s / n:.2f} s per submission)"
+        )
         ours_s, our_scores = run_ours(tmp / "work", tmp / "submissions", env)
-        server = "warm fork servers" if os.geteuid() == 0 and config.FORK_SERVER else "fresh sandboxes (not root: no fork server)"
-        print(f"autograder grade ({workers} workers, sandboxed, {server}): {ours_s:6.1f} s  ({ours_s / n:.2f} s per submission)")
+        server = (
+            "warm fork servers"
+            if os.geteuid() == 0 and config.FORK_SERVER
+            else "fresh sandboxes (not root: no fork server)"
+        )
+        print(
+            f"autograder grade ({workers} workers, sandboxed, {server}): {ours_s:6.1f} s  ({ours_s / n:.2f} s per "
+            "submission)"
+        )
         own, each = cell_seconds
-        print(f"overhead over executing the notebooks' own cells ({own:.1f} s in all): "
-              f"{(each - own) / n:.2f} s per submission in its worker (align, fork, collect, record), "
-              f"{(ours_s * workers - own) / n:.2f} s of worker time per submission with the run's start-up "
-              "(command, gradebook, one server per worker) spread over the class")
+        print(
+            f"overhead over executing the notebooks' own cells ({own:.1f} s in all): "
+            f"{(each - own) / n:.2f} s per submission in its worker (align, fork, collect, record), "
+            f"{(ours_s * workers - own) / n:.2f} s of worker time per submission with the run's start-up "
+            "(command, gradebook, one server per worker) spread over the class"
+        )
         bare_s, bare_scores = run_ours(tmp / "work-bare", tmp / "submissions", env, "--no-sandbox")
-        print(f"autograder grade ({config.default_workers()} workers, --no-sandbox):  {bare_s:6.1f} s  ({bare_s / n:.2f} s per submission)")
+        print(
+            f"autograder grade ({config.default_workers()} workers, --no-sandbox):  {bare_s:6.1f} s  "
+            f"({bare_s / n:.2f} s per submission)"
+        )
         print(f"cost of the sandbox: {(ours_s - bare_s) / n:+.2f} s per submission")
         print(f"speed-up over plain nbgrader: {plain_s / ours_s:.2f}x")
         if bare_scores != our_scores or fresh_scores != our_scores:
@@ -123,11 +153,18 @@ def main() -> int:
         else:
             print("fork servers, fresh sandboxes and --no-sandbox give identical totals")
         for count in (1, 2, 4):  # the same run on a Dask LocalCluster of `count` worker processes
-            dask_s, dask_scores = run_ours(tmp / f"work-dask{count}", tmp / "submissions", env, "--scheduler", f"local:{count}")
+            dask_s, dask_scores = run_ours(
+                tmp / f"work-dask{count}", tmp / "submissions", env, "--scheduler", f"local:{count}"
+            )
             same = "identical totals" if dask_scores == our_scores else "TOTALS DIFFER"
-            print(f"autograder grade --scheduler local:{count} (Dask, {count} worker process(es), cluster start-up included): "
-                  f"{dask_s:6.1f} s  ({dask_s / n:.2f} s per submission; {same})")
-        differ = {s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)}
+            print(
+                f"autograder grade --scheduler local:{count} (Dask, {count} worker process(es), cluster start-up "
+                "included): "
+                f"{dask_s:6.1f} s  ({dask_s / n:.2f} s per submission; {same})"
+            )
+        differ = {
+            s: (plain_scores.get(s), our_scores.get(s)) for s in students if plain_scores.get(s) != our_scores.get(s)
+        }
         if differ:
             print("scores that differ (nbgrader, ours):")
             for student, pair in sorted(differ.items()):

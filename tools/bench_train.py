@@ -39,22 +39,26 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     device = "cuda" if torch.cuda.is_available() and not args.cpu else "cpu"
     config = Config(steps=args.steps, eval_every=args.eval_every)
-    print(f"torch {torch.__version__} on {device}; {torch.get_num_threads()} threads; "
-          f"{os.cpu_count()} CPUs; {platform.processor() or platform.machine()}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"torch {torch.__version__} on {device}; {torch.get_num_threads()} threads; "
+        f"{os.cpu_count()} CPUs; {platform.processor() or platform.machine()}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print(f"config: {config}")
     started = time.perf_counter()
     _, history = fit(config, device=device, log=print)
     wall = time.perf_counter() - started
-    reached = next((s for s, a in zip(history.eval_seconds, history.accuracies) if a >= 0.99), None)
-    step = next((s for s, a in zip(history.eval_steps, history.accuracies) if a >= 0.99), None)
+    reached = next((s for s, a in zip(history.eval_seconds, history.accuracies, strict=True) if a >= 0.99), None)
+    step = next((s for s, a in zip(history.eval_steps, history.accuracies, strict=True) if a >= 0.99), None)
     print()
     if reached is None:
         print(f"99% exact match: not reached in {config.steps} steps")
     else:
         print(f"99% exact match: {reached:.1f} s of training (step {step})")
-    print(f"final exact match: {history.accuracies[-1]:.2%} on {config.held_out} held-out sequences "
-          f"after {config.steps} steps, {history.seconds:.1f} s of training ({wall:.1f} s with evaluations)")
+    print(
+        f"final exact match: {history.accuracies[-1]:.2%} on {config.held_out} held-out sequences "
+        f"after {config.steps} steps, {history.seconds:.1f} s of training ({wall:.1f} s with evaluations)"
+    )
     print(f"device: {device}, torch threads: {torch.get_num_threads()}")
     return 0 if reached is not None else 1
 

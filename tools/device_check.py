@@ -36,19 +36,21 @@ print(json.dumps({"failed": failed, "device": str(device)}))
 
 
 def build(out_dir: Path) -> Path:
-    from autograder import config
     from autograder.grading.align import align
     from autograder.model.notebooks import grade_id, is_test_cell, read, release_notebook, source_notebook
-    from coursetools.samples import catalogue_submissions
+    from coursetools.samples import catalogue_submissions, catalogued_notebooks
 
     cases = []
-    catalogued = sorted(p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir())
-    for name in catalogued:
+    for name in catalogued_notebooks():
         source = read(source_notebook(name))
         released = release_notebook(source)
         for label, nb, expect in catalogue_submissions(name):
             assembled = align(nb, released, source).notebook
-            cells = [{"source": c.source, "grade_id": grade_id(c), "graded": is_test_cell(c)} for c in assembled.cells if c.cell_type == "code"]
+            cells = [
+                {"source": c.source, "grade_id": grade_id(c), "graded": is_test_cell(c)}
+                for c in assembled.cells
+                if c.cell_type == "code"
+            ]
             cases.append({"notebook": name, "label": label, "expect_fail": sorted(expect), "cells": cells})
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "cases.json"
@@ -63,7 +65,9 @@ def run(cases_path: Path) -> int:
     cases = json.loads(Path(cases_path).read_text())
     mismatches = 0
     for case in cases:
-        proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(case["cells"]), capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-c", RUNNER], input=json.dumps(case["cells"]), capture_output=True, text=True, timeout=600
+        )
         try:
             outcome = json.loads(proc.stdout.strip().splitlines()[-1])
         except (IndexError, ValueError):
@@ -72,7 +76,10 @@ def run(cases_path: Path) -> int:
             continue
         ok = sorted(outcome["failed"]) == case["expect_fail"]
         mismatches += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {case['notebook']} {case['label']:<36} on {outcome['device']}: failed {outcome['failed']}" + ("" if ok else f" expected {case['expect_fail']}"))
+        print(
+            f"{'ok  ' if ok else 'FAIL'} {case['notebook']} {case['label']:<36} on {outcome['device']}: failed "
+            f"{outcome['failed']}" + ("" if ok else f" expected {case['expect_fail']}")
+        )
     print(f"{len(cases) - mismatches} passed, {mismatches} failed")
     return 1 if mismatches else 0
 

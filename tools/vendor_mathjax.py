@@ -105,9 +105,9 @@ def extract_es5(data: bytes, dest: Path) -> int:
             for member in tar.getmembers():
                 if not member.name.startswith(PREFIX) or not member.isfile():
                     continue
-                if not wanted(member.name[len(PREFIX):]):
+                if not wanted(member.name[len(PREFIX) :]):
                     continue
-                relative = Path(member.name[len(PREFIX):])
+                relative = Path(member.name[len(PREFIX) :])
                 if relative.is_absolute() or ".." in relative.parts:
                     raise SystemExit(f"error: unsafe path in tarball: {member.name}")
                 target = tmp / relative
@@ -137,7 +137,10 @@ def vendor(dest: Path = DEFAULT_DEST, force: bool = False) -> Path:
     data = download()
     check_integrity(data)
     count = extract_es5(data, dest)
-    print(f"Vendored MathJax {VERSION}: {count} files from {PREFIX} ({ENTRY} and what it loads) into {dest} (integrity verified).")
+    print(
+        f"Vendored MathJax {VERSION}: {count} files from {PREFIX} ({ENTRY} and what it loads) into {dest} "
+        "(integrity verified)."
+    )
     return dest
 
 

@@ -498,9 +498,9 @@ def align(submitted: NotebookNode, released: NotebookNode, source: NotebookNode)
     dropped: set[int] = set()
     duplicate_repairs: dict[int, list[str]] = {}
     for slot in slots:
-        drop, repairs = _duplicate_repairs(slot, copies.get(slot.index, []))
+        drop, slot_repairs = _duplicate_repairs(slot, copies.get(slot.index, []))
         dropped |= drop
-        duplicate_repairs[slot.index] = repairs
+        duplicate_repairs[slot.index] = slot_repairs
 
     # Every unmatched cell follows the recognised cell that preceded it in the submission,
     # except copies of an answer: they follow the answer itself, so that what the student

@@ -89,7 +89,7 @@ def score_cell(cell: NotebookNode, not_run: str = NOT_RUN) -> CellResult:
     No partial credit, and no output can earn or cost points: stderr (a warning) is not a
     failure, and nothing a test cell prints is read as a score.
     """
-    gid, points_max = grade_id(cell), float(nbgrader_meta(cell).get("points", 0))
+    gid, points_max = grade_id(cell) or "", float(nbgrader_meta(cell).get("points", 0))
     if cell.get("execution_count") is None:
         return CellResult(gid, 0.0, points_max, not_run)
     for output in cell.outputs:

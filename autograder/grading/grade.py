@@ -62,13 +62,12 @@ def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool
 def _with_late(result: Result, sub: Submission, previous: Result | None, lateness: Lateness | None, warnings: list[str]) -> Result:
     """Set result.late. The submission time of an earlier grading of the same file is kept,
     so grading again (even without --deadline) gives the same penalty."""
-    same_file = previous is not None and previous.submission_sha256 == sub.sha256 and previous.late
+    kept = previous.late if previous is not None and previous.submission_sha256 == sub.sha256 else None
     if lateness is not None:
-        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, previous.late if same_file else None,
-                                             sub.lms_late)
+        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, kept, sub.lms_late)
         warnings += notes
-    elif same_file:
-        result.late = replace(previous.late, final_score=final_score(result.score, previous.late.penalty))
+    elif kept is not None:
+        result.late = replace(kept, final_score=final_score(result.score, kept.penalty))
     return result
 
 
@@ -112,7 +111,7 @@ def grade(
             stored = load_result(options.workdir, sub.student, sub.notebook)
             previous[(sub.student, sub.notebook)] = stored
             cached = None if options.force else stored
-            if _is_current(cached, sub, source_sha[sub.notebook]):
+            if cached is not None and _is_current(cached, sub, source_sha[sub.notebook]):
                 before = cached.late
                 _with_late(cached, sub, stored, options.lateness, warnings)
                 if cached.late != before:
@@ -236,12 +235,13 @@ def verify(
     jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
     for again in LocalPool(options.workers).run(jobs, runner, options.retries):
         first = stored[(again.student, again.notebook)][1]
-        entry = {"student": again.student, "notebook": again.notebook, "differences": [], "error": again.internal_error}
+        differences: list[dict] = []
+        entry = {"student": again.student, "notebook": again.notebook, "differences": differences, "error": again.internal_error}
         if not again.internal_error:
             points = {c.grade_id: c.points for c in again.cells}
             for cell in first.cells:
                 if points.get(cell.grade_id) != cell.points:
-                    entry["differences"].append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
+                    differences.append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
         checked.append(entry)
     shutdown_servers()
     checked.sort(key=lambda e: (e["notebook"], e["student"]))

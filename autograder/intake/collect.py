@@ -33,11 +33,14 @@ def _problem_with(path: Path, data: bytes) -> str | None:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return f"the submitted file is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); was it edited outside Jupyter?"
+        return (
+            f"the submitted file is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "was it edited outside Jupyter?"
+        )
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
-    except Exception as exc:  # nbformat raises several unrelated types
+    except Exception as exc:  # noqa: BLE001 - nbformat raises several unrelated types
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return f"the submitted file is JSON but not a valid Jupyter notebook: {first_line}"
     return None
@@ -64,7 +67,9 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
     unusable = [p.name for p in student_dirs if not _STUDENT_ID.match(p.name)]
     if unusable:  # all of them at once: the instructor renames them before anything is graded
         names = ", ".join(repr(name) for name in unusable)
-        raise ValueError(f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}")
+        raise ValueError(
+            f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}"
+        )
     manifest = read_manifest(submissions_dir)
     found: list[Submission] = []
     for student_dir in student_dirs:
@@ -80,13 +85,24 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
             if path is not None:
                 data = path.read_bytes()
                 note = "; ".join(n for n in (lms["note"], note) if n)
-                found.append(Submission(student, name, path, _problem_with(path, data), hashlib.sha256(data).hexdigest(),
-                                        note, lms["lms_late"]))
+                found.append(
+                    Submission(
+                        student,
+                        name,
+                        path,
+                        _problem_with(path, data),
+                        hashlib.sha256(data).hexdigest(),
+                        note,
+                        lms["lms_late"],
+                    )
+                )
                 continue
             # files that are no notebook being graded (another notebook's file is graded as that notebook)
             others = [p.name for p in files if released_name(p.name, notebooks)[0] is None]
             if others:
-                problem = f"no file named {name}.ipynb (found {', '.join(others)}); notebooks must keep their released name"
+                problem = (
+                    f"no file named {name}.ipynb (found {', '.join(others)}); notebooks must keep their released name"
+                )
             else:
                 problem = f"no file named {name}.ipynb was submitted"
             found.append(Submission(student, name, None, problem))
@@ -99,8 +115,11 @@ def _the_file(student_dir: Path, name: str, files: list[Path], notebooks: list[s
     Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case:
     such a file still counts, with a note. Of several files for one notebook, the one modified
     last wins (the name's number breaks a tie)."""
-    candidates = [Upload(student_dir.name, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
-                  for p in files if released_name(p.name, notebooks)[0] == name]
+    candidates = [
+        Upload(student_dir.name, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
+        for p in files
+        if released_name(p.name, notebooks)[0] == name
+    ]
     if not candidates:
         return None, ""
     latest, note = choose_latest(candidates, name, kind="files")

@@ -47,7 +47,9 @@ MANIFEST = ".intake.json"
 INTAKE_DIR = "intake"
 
 # <name>[_late]_<user id>_<attachment id>_<file>; the name is optional (anonymous grading).
-_CANVAS = re.compile(r"^(?:(?P<name>\w+?)_)??(?:(?P<late>late)_)?(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$", re.IGNORECASE)
+_CANVAS = re.compile(
+    r"^(?:(?P<name>\w+?)_)??(?:(?P<late>late)_)?(?P<user>\d+)_(?P<attachment>\d+)_(?P<file>.+)$", re.IGNORECASE
+)
 # What browsers and LMSs append to a name they already have: "name (1)", "name-1", "name_1", "Copy of name".
 _DUPLICATE_SUFFIX = re.compile(r"(?:\s*\(\d+\)|-\d+|_\d+)$")
 _COPY_PREFIX = re.compile(r"^copy of\s+", re.IGNORECASE)
@@ -140,13 +142,15 @@ def _refusal(name: str, size: int, is_link: bool, in_archive: bool) -> str:
     if suffix != ".ipynb":
         return f"refused {name!r}: not a Jupyter notebook (.ipynb)"
     if size > config.MAX_SUBMISSION_BYTES:
-        return f"refused {name!r}: {size / 2**20:.1f} MiB, over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"
+        return (
+            f"refused {name!r}: {size / 2**20:.1f} MiB, over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"
+        )
     return ""
 
 
 def _zip_entries(archive: Path) -> list[tuple[PurePosixPath, bytes | None, str]]:
     """(path inside, bytes, refusal) for every file of the zip; bytes are None when refused."""
-    entries = []
+    entries: list[tuple[PurePosixPath, bytes | None, str]] = []
     total = 0
     try:
         zf = zipfile.ZipFile(archive)
@@ -164,14 +168,21 @@ def _zip_entries(archive: Path) -> list[tuple[PurePosixPath, bytes | None, str]]
                 continue  # macOS and editor debris
             refused = _refusal(info.filename, info.file_size, stat.S_ISLNK(info.external_attr >> 16), in_archive=True)
             if not refused and total + info.file_size > config.MAX_INTAKE_BYTES:
-                refused = f"refused {info.filename!r}: the archive holds more than {config.MAX_INTAKE_BYTES / 2**30:g} GiB of notebooks"
+                limit = config.MAX_INTAKE_BYTES / 2**30
+                refused = f"refused {info.filename!r}: the archive holds more than {limit:g} GiB of notebooks"
             if refused:
                 entries.append((path, None, refused))
                 continue
             with zf.open(info) as handle:  # read at most the limit: a lying header cannot flood the disk
                 data = handle.read(config.MAX_SUBMISSION_BYTES + 1)
             if len(data) > config.MAX_SUBMISSION_BYTES:
-                entries.append((path, None, f"refused {info.filename!r}: over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB"))
+                entries.append(
+                    (
+                        path,
+                        None,
+                        f"refused {info.filename!r}: over the limit of {config.MAX_SUBMISSION_BYTES / 2**20:g} MiB",
+                    )
+                )
                 continue
             total += len(data)
             entries.append((path, data, ""))
@@ -179,7 +190,7 @@ def _zip_entries(archive: Path) -> list[tuple[PurePosixPath, bytes | None, str]]
 
 
 def _folder_entries(folder: Path) -> list[tuple[PurePosixPath, bytes | None, str]]:
-    entries = []
+    entries: list[tuple[PurePosixPath, bytes | None, str]] = []
     for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
         refused = _refusal(path.name, path.stat().st_size, path.is_symlink(), in_archive=False)
         entries.append((PurePosixPath(path.name), None if refused else path.read_bytes(), refused))
@@ -199,7 +210,9 @@ def choose_latest(candidates: list[Upload], notebook: str, kind: str = "uploads"
     latest = candidates[-1]
     notes = [] if latest.uploaded_as == f"{notebook}.ipynb" else [f"submitted as {latest.uploaded_as!r}"]
     if len(candidates) > 1:
-        notes.append(f"latest of {len(candidates)} {kind} ({', '.join(u.original for u in candidates[:-1])} not graded)")
+        notes.append(
+            f"latest of {len(candidates)} {kind} ({', '.join(u.original for u in candidates[:-1])} not graded)"
+        )
     return latest, "; ".join(notes)
 
 
@@ -220,7 +233,15 @@ def canvas_user_id(student: str) -> str:
 def _upload(path: PurePosixPath, data: bytes | None, refused: str, roster: dict[str, str]) -> Upload | None:
     """Whose file this is, from a folder (`alice/x.ipynb`) or a Canvas name; None if nobody's."""
     if len(path.parts) >= 2:  # a zipped folder of student folders: the innermost folder is the student
-        return Upload(usable_student_id(path.parts[-2]), str(path), path.name, (0, duplicate_number(path.stem)), None, data, refused)
+        return Upload(
+            usable_student_id(path.parts[-2]),
+            str(path),
+            path.name,
+            (0, duplicate_number(path.stem)),
+            None,
+            data,
+            refused,
+        )
     match = _CANVAS.match(path.name)
     if match is None:
         return None
@@ -229,7 +250,9 @@ def _upload(path: PurePosixPath, data: bytes | None, refused: str, roster: dict[
     return Upload(student, path.name, match["file"], (int(match["attachment"]),), bool(match["late"]), data, refused)
 
 
-def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path | None = None, out: TextIO | None = None) -> Intake:
+def prepare(
+    source: Path, workdir: Path, released: list[str], roster_path: Path | None = None, out: TextIO | None = None
+) -> Intake:
     """The folder to grade: `source` itself when it already has one folder per student, else a
     fresh `<workdir>/intake/submissions` built from the zip or the flat LMS folder."""
     source = Path(source)
@@ -239,8 +262,8 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
             present = {p.name for p in source.iterdir() if p.is_dir()}
             missing = sorted(set(roster.values()) - present)
             if missing:
-                notes = [f"roster: {len(missing)} student(s) submitted nothing: {', '.join(missing)}"]
-                return _with_empty_students(source, workdir, missing, notes, out)
+                nothing = [f"roster: {len(missing)} student(s) submitted nothing: {', '.join(missing)}"]
+                return _with_empty_students(source, workdir, missing, nothing, out)
         return Intake(source)
     if not source.exists():
         raise FileNotFoundError(f"submissions folder or zip {source} does not exist")
@@ -253,7 +276,10 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
             continue
         upload = _upload(path, data, refused, roster)
         if upload is None:
-            notes.append(f"refused {str(path)!r}: whose is it? Neither in a student's folder nor named by the LMS (name_userid_fileid_file)")
+            notes.append(
+                f"refused {str(path)!r}: whose is it? Neither in a student's folder nor named by the LMS "
+                "(name_userid_fileid_file)"
+            )
         else:
             uploads.append(upload)
     target = _fresh_target(workdir)
@@ -264,7 +290,10 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
         notebook, _ = released_name(upload.uploaded_as, released)
         if notebook is None:
             if not upload.refused:
-                notes.append(f"{upload.student}: {upload.original!r} is not a released notebook ({', '.join(released)}); not graded")
+                notes.append(
+                    f"{upload.student}: {upload.original!r} is not a released notebook ({', '.join(released)}); not "
+                    "graded"
+                )
             else:
                 notes.append(f"{upload.student}: {upload.refused}")
             (target / upload.student).mkdir(exist_ok=True)
@@ -290,7 +319,9 @@ def prepare(source: Path, workdir: Path, released: list[str], roster_path: Path 
     return Intake(target, notes)
 
 
-def _with_empty_students(source: Path, workdir: Path, missing: list[str], notes: list[str], out: TextIO | None) -> Intake:
+def _with_empty_students(
+    source: Path, workdir: Path, missing: list[str], notes: list[str], out: TextIO | None
+) -> Intake:
     """A copy of the student folders plus an empty folder for each roster student without one."""
     target = _fresh_target(workdir)
     shutil.copytree(source, target, symlinks=True)

@@ -60,7 +60,7 @@ def test_cells(nb: NotebookNode) -> list[NotebookNode]:
 
 def max_points(nb: NotebookNode) -> dict[str, float]:
     """grade_id -> points of every test cell, in notebook order."""
-    return {grade_id(c): float(nbgrader_meta(c).get("points", 0)) for c in test_cells(nb)}
+    return {grade_id(c) or "": float(nbgrader_meta(c).get("points", 0)) for c in test_cells(nb)}
 
 
 def solution_paths(solutions_dir: Path | None = None) -> list[Path]:
@@ -85,7 +85,9 @@ def source_notebook(name: str, solutions_dir: Path | None = None) -> Path:
 
 # --- MyST Markdown notebooks (the lessons): the code a page shows ------------------------------
 
-_FENCE = re.compile(r"^```(\{code-cell\}[^\n]*|python[^\n]*|ipython3?[^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(
+    r"^```(\{code-cell\}[^\n]*|python[^\n]*|ipython3?[^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
+)
 _CELL_OPTION = re.compile(r"^:[\w-]+:.*$|^---$")
 _INCLUDE = re.compile(r"^```\{literalinclude\}[ \t]+(\S+)[ \t]*\n((?::[\w-]+:.*\n)*)", re.MULTILINE)
 
@@ -111,7 +113,11 @@ def _included(text: str, folder: Path) -> list[str]:
             tree = ast.parse(code)
         except SyntaxError:
             continue
-        shown += [ast.get_source_segment(code, node) or "" for node in tree.body if getattr(node, "name", None) == name.group(1)]
+        shown += [
+            ast.get_source_segment(code, node) or ""
+            for node in tree.body
+            if getattr(node, "name", None) == name.group(1)
+        ]
     return shown
 
 

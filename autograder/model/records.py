@@ -107,7 +107,7 @@ class Result:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> "Result":
+    def from_json(cls, data: dict) -> Result:
         data = dict(data)
         data["cells"] = [CellResult(**c) for c in data["cells"]]
         data["late"] = LateRecord(**data["late"]) if data.get("late") else None  # older records: {}

@@ -87,7 +87,7 @@ class Writer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.gradebook = open_gradebook(config.gradebook_url(self.workdir, db_url))
 
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -52,11 +52,13 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     columns: list[str] = []
     out: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
-    if db.startswith("sqlite:///") and not Path(db[len("sqlite:///"):]).exists():
-        raise FileNotFoundError(f"no gradebook at {db[len('sqlite:///'):]}: run `autograder grade` first")
+    if db.startswith("sqlite:///") and not Path(db[len("sqlite:///") :]).exists():
+        raise FileNotFoundError(f"no gradebook at {db[len('sqlite:///') :]}: run `autograder grade` first")
     known = notebook_names()
     with open_gradebook(db) as gb:
-        assignments = sorted(gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name))
+        assignments = sorted(
+            gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name)
+        )
         for assignment in assignments:
             for notebook in assignment.notebooks:
                 cells = _cell_order(notebook.name, [c.name for c in notebook.grade_cells])
@@ -76,8 +78,12 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                     row["copied_from"] = copied.get((submission.student.id, notebook.name), "")
                     late = record.late if record else None
                     if late is not None and late.deadline:
-                        row.update(submitted_at=late.submitted_at, late_days=str(late.late_days), penalty=f"{late.penalty:g}",
-                                   final_score=f"{final_score(submission.score, late.penalty):g}")
+                        row.update(
+                            submitted_at=late.submitted_at,
+                            late_days=str(late.late_days),
+                            penalty=f"{late.penalty:g}",
+                            final_score=f"{final_score(submission.score, late.penalty):g}",
+                        )
                     out.append(row)
     late_columns = LATE_COLUMNS if any("final_score" in row for row in out) else []
     for row in out:  # a row without a deadline (graded before one was given): not late, as far as is known
@@ -107,8 +113,12 @@ def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: s
 CANVAS_STUDENT_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
-def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None, roster: Path | None = None,
-                assignment_ids: dict[str, str] | None = None) -> tuple[list[list[str]], list[str]]:
+def canvas_rows(
+    workdir: Path = config.DEFAULT_WORKDIR,
+    db_url: str | None = None,
+    roster: Path | None = None,
+    assignment_ids: dict[str, str] | None = None,
+) -> tuple[list[list[str]], list[str]]:
     """The rows of a Canvas gradebook import (header and "Points Possible" first), and warnings.
 
     One column per notebook holding the score after any late penalty. The Canvas user id of a
@@ -137,17 +147,26 @@ def canvas_rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = Non
         out.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])
     warnings = []
     if without_id:
-        warnings.append(f"{len(without_id)} student(s) without a Canvas user id ({', '.join(without_id[:5])}"
-                        f"{' ...' if len(without_id) > 5 else ''}): Canvas will match them by name only; "
-                        "give --roster (Canvas's gradebook export works) to fill the ID column")
+        warnings.append(
+            f"{len(without_id)} student(s) without a Canvas user id ({', '.join(without_id[:5])}"
+            f"{' ...' if len(without_id) > 5 else ''}): Canvas will match them by name only; "
+            "give --roster (Canvas's gradebook export works) to fill the ID column"
+        )
     if notebooks and not assignment_ids:
-        warnings.append("no --assignment-id NOTEBOOK=ID: Canvas matches each column to an assignment of the same "
-                        "title, or creates a new assignment")
+        warnings.append(
+            "no --assignment-id NOTEBOOK=ID: Canvas matches each column to an assignment of the same "
+            "title, or creates a new assignment"
+        )
     return out, warnings
 
 
-def export_canvas(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None,
-                  roster: Path | None = None, assignment_ids: dict[str, str] | None = None) -> tuple[int, list[str]]:
+def export_canvas(
+    out_path: Path,
+    workdir: Path = config.DEFAULT_WORKDIR,
+    db_url: str | None = None,
+    roster: Path | None = None,
+    assignment_ids: dict[str, str] | None = None,
+) -> tuple[int, list[str]]:
     """Write the Canvas import CSV (atomically); returns (number of students, warnings)."""
     table, warnings = canvas_rows(workdir, db_url, roster, assignment_ids)
     text = io.StringIO(newline="")

@@ -64,7 +64,11 @@ def header_cell(result: Result) -> NotebookNode:
     for cell in result.cells:
         outcome = "passed" if cell.passed else _md_escape(cell.message or "failed")
         lines.append(f"| `{cell.grade_id}` | {cell.points:g} / {cell.max_points:g} | {outcome} |")
-    lines += ["", "Below is your notebook as it was graded. Test cells show the visible part of their code and their result; hidden tests are not shown."]
+    lines += [
+        "",
+        "Below is your notebook as it was graded. Test cells show the visible part of their code and their result; "
+        "hidden tests are not shown.",
+    ]
     return nbformat.v4.new_markdown_cell("\n".join(lines))
 
 
@@ -73,7 +77,9 @@ def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
-def feedback_notebook(result: Result, executed: NotebookNode | None, source: NotebookNode, released: NotebookNode) -> NotebookNode:
+def feedback_notebook(
+    result: Result, executed: NotebookNode | None, source: NotebookNode, released: NotebookNode
+) -> NotebookNode:
     """The notebook the student sees: header, then their graded notebook, sanitised."""
     hidden = secret_lines(source)
     # A result's messages come from running student code: redact them too.
@@ -84,11 +90,11 @@ def feedback_notebook(result: Result, executed: NotebookNode | None, source: Not
     by_id = {c.grade_id: c for c in result.cells}
     cells = [header_cell(result)]
     tests_have_run = False
-    for cell in (executed.cells if executed is not None else []):
+    for cell in executed.cells if executed is not None else []:
         cell = copy.deepcopy(cell)
         if is_test_cell(cell):
             tests_have_run = True
-            gid = grade_id(cell)
+            gid = grade_id(cell) or ""
             cell.source = visible_source.get(gid, "# (test source not shown)")
             outcome = by_id.get(gid)
             if outcome is None:
@@ -101,7 +107,9 @@ def feedback_notebook(result: Result, executed: NotebookNode | None, source: Not
         elif cell.cell_type == "code" and tests_have_run:
             cell.outputs = [_error_summary(o, hidden) for o in cell.outputs if o.output_type == "error"]
         cells.append(cell)
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = nbformat.v4.new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     return nb
 
 
@@ -118,7 +126,8 @@ _PAGE_TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
 <style type="text/css">
 /* math is MathML, laid out by the browser; a font with an OpenType MATH table stretches
    brackets and roots (whichever the system has; nothing is downloaded) */
-math { font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", math; font-size: 1.15em; }
+math { font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", math;
+       font-size: 1.15em; }
 math[display="block"] { display: block math; margin: 0.8em 0; overflow-x: auto; overflow-y: hidden; }
 code.tex-source { white-space: pre-wrap; }
 code.tex-source.tex-display { display: block; margin: 0.8em 0; }
@@ -157,7 +166,7 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
         return _tex_source(tex, display)
     try:
         root = convert_to_element(source, display="block" if display else "inline")
-    except Exception:  # latex2mathml raises many kinds of error on malformed TeX
+    except Exception:  # noqa: BLE001 - latex2mathml raises many kinds of error on malformed TeX
         return _tex_source(tex, display)
     # latex2mathml stores character references (`&#x0003D;`) and the raw text of \text{}
     # in the tree and serialises it unescaped; decode the references and let
@@ -202,7 +211,7 @@ def _latex_output_to_mathml(latex: str) -> str:
     text = latex.strip()
     for left, right, display in (("$$", "$$", True), ("\\[", "\\]", True), ("$", "$", False), ("\\(", "\\)", False)):
         if text.startswith(left) and text.endswith(right) and len(text) > len(left) + len(right):
-            inner = text[len(left):-len(right)]
+            inner = text[len(left) : -len(right)]
             if left.startswith("$") and re.search(r"(?<!\\)\$", inner):  # several formulas, or text and math
                 return _tex_source(text, display=True)
             return tex_to_mathml(inner, display=display)
@@ -250,7 +259,9 @@ def render_html(nb: NotebookNode) -> str:
     return body
 
 
-def write_feedback(submissions_dir: Path, out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None) -> list[Path]:
+def write_feedback(
+    submissions_dir: Path, out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None
+) -> list[Path]:
     """Write out_dir/<student>/<notebook>.html for every graded submission in the folder."""
     released_names = notebook_names(solutions_dir)
     submissions_dir = prepare(submissions_dir, workdir, released_names).folder  # a zip or LMS export, as grade saw it
@@ -259,14 +270,22 @@ def write_feedback(submissions_dir: Path, out_dir: Path, workdir: Path = config.
     for sub in collect(submissions_dir, notebooks_present(submissions_dir, released_names)):
         result = load_result(workdir, sub.student, sub.notebook)
         if result is None:
-            print(f"warning: {sub.student}/{sub.notebook} is not graded yet (run `autograder grade` first); no feedback written", file=sys.stderr)
+            print(
+                f"warning: {sub.student}/{sub.notebook} is not graded yet (run `autograder grade` first); no "
+                "feedback written",
+                file=sys.stderr,
+            )
             continue
         if sub.notebook not in sources:
             source_path = source_notebook(sub.notebook, solutions_dir)
             sources[sub.notebook] = (read(source_path), read(released_path(source_path)))
         source, released = sources[sub.notebook]
         if result.submission_sha256 != sub.sha256:
-            print(f"warning: {sub.student}/{sub.notebook} changed since it was graded (run `autograder grade` again); no feedback written", file=sys.stderr)
+            print(
+                f"warning: {sub.student}/{sub.notebook} changed since it was graded (run `autograder grade` again); "
+                "no feedback written",
+                file=sys.stderr,
+            )
             continue
         exe_path = executed_path(workdir, sub.student, sub.notebook)
         executed = read(exe_path) if sub.problem is None and exe_path.exists() else None

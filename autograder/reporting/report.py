@@ -38,7 +38,8 @@ VERIFY_FILE = "verify.json"  # written by `grade --verify` in the work dir
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; } td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; }
+td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
 th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.9em; margin: 0; }
 .side { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
@@ -119,20 +120,29 @@ def _answer_code(workdir: Path, student: str, notebook: str, hidden: set[str]) -
 
 
 def _late_section(results: list[Result]) -> str:
-    with_deadline = [r for r in results if r.late is not None and r.late.deadline]
-    late = [r for r in with_deadline if r.late.late_days > 0]
+    with_deadline = [(r, r.late) for r in results if r.late is not None and r.late.deadline]
+    late = [(r, record) for r, record in with_deadline if record.late_days > 0]
     if not with_deadline:
-        return "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): lateness not checked.</p>"
-    first = with_deadline[0].late
-    out = [f"<p>Deadline {_e(first.deadline)}, policy <code>{_e(first.policy)}</code>: "
-           f"{len(late)} of {len(with_deadline)} submission(s) late.</p>"]
+        return (
+            "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): "
+            "lateness not checked.</p>"
+        )
+    first = with_deadline[0][1]
+    out = [
+        f"<p>Deadline {_e(first.deadline)}, policy <code>{_e(first.policy)}</code>: "
+        f"{len(late)} of {len(with_deadline)} submission(s) late.</p>"
+    ]
     if late:
-        out.append("<table><tr><th>student</th><th>submitted</th><th>time from</th><th>late days</th><th>penalty</th>"
-                   "<th>raw score</th><th>final score</th></tr>")
-        for r in sorted(late, key=lambda r: (-r.late.late_days, r.student)):
-            out.append(f"<tr><td>{_e(r.student)}</td><td>{_e(r.late.submitted_at)}</td><td>{_e(r.late.source)}</td>"
-                       f"<td class='num'>{r.late.late_days}</td><td class='num'>{100 * r.late.penalty:g}%</td>"
-                       f"<td class='num'>{r.score:g}</td><td class='num'>{r.late.final_score:g}</td></tr>")
+        out.append(
+            "<table><tr><th>student</th><th>submitted</th><th>time from</th><th>late days</th><th>penalty</th>"
+            "<th>raw score</th><th>final score</th></tr>"
+        )
+        for r, record in sorted(late, key=lambda pair: (-pair[1].late_days, pair[0].student)):
+            out.append(
+                f"<tr><td>{_e(r.student)}</td><td>{_e(record.submitted_at)}</td><td>{_e(record.source)}</td>"
+                f"<td class='num'>{record.late_days}</td><td class='num'>{100 * record.penalty:g}%</td>"
+                f"<td class='num'>{r.score:g}</td><td class='num'>{record.final_score:g}</td></tr>"
+            )
         out.append("</table>")
     return "\n".join(out)
 
@@ -140,18 +150,27 @@ def _late_section(results: list[Result]) -> str:
 def _verify_section(workdir: Path, notebook: str) -> str:
     path = Path(workdir) / VERIFY_FILE
     if not path.exists():
-        return "<p class='note'>Not checked: <code>grade --verify FRACTION</code> grades a sample again and lists here any per-cell difference.</p>"
+        return (
+            "<p class='note'>Not checked: <code>grade --verify FRACTION</code> grades a sample again and lists here "
+            "any per-cell difference.</p>"
+        )
     data = json.loads(path.read_text(encoding="utf-8"))
     checked = [c for c in data.get("checked", []) if c["notebook"] == notebook]
     differ = [c for c in checked if c["differences"]]
-    out = [f"<p>Last run {_e(data.get('when', ''))}: {len(checked)} submission(s) graded again in a fresh sandbox "
-           f"(sample fraction {data.get('fraction')}, seed {data.get('seed')}); "
-           + (f"<span class='flag'>{len(differ)} with different per-cell points</span>" if differ else "all identical") + ".</p>"]
+    out = [
+        f"<p>Last run {_e(data.get('when', ''))}: {len(checked)} submission(s) graded again in a fresh sandbox "
+        f"(sample fraction {data.get('fraction')}, seed {data.get('seed')}); "
+        + (f"<span class='flag'>{len(differ)} with different per-cell points</span>" if differ else "all identical")
+        + ".</p>"
+    ]
     if differ:
         out.append("<table><tr><th>student</th><th>cell</th><th>first run</th><th>second run</th></tr>")
         for c in differ:
             for d in c["differences"]:
-                out.append(f"<tr><td>{_e(c['student'])}</td><td>{_e(d['cell'])}</td><td class='num'>{d['first']:g}</td><td class='num'>{d['second']:g}</td></tr>")
+                out.append(
+                    f"<tr><td>{_e(c['student'])}</td><td>{_e(d['cell'])}</td><td class='num'>{d['first']:g}</td><td "
+                    f"class='num'>{d['second']:g}</td></tr>"
+                )
         out.append("</table>")
     return "\n".join(out)
 
@@ -164,17 +183,24 @@ def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | Non
     rows = []
     for student, answers in similarity.class_answers(workdir, notebook).items():
         for match in similarity.course_matches(answers, pieces, starter):
-            rows.append(f"<tr><td>{_e(student)}</td><td>{_e(match.cell)}</td><td>{_e(match.piece)}</td>"
-                        f"<td class='num'>{match.share:.2f}</td></tr>")
-    out = [f"<p class='note'>Each answer cell compared with every function and class the course publishes at some point "
-           f"of the term (course/*.py, the lessons' code), answers included: a cell that holds at least "
-           f"{similarity.COURSE_FLAG:.0%} of a piece's distinctive fingerprints is listed (names, comments and the released "
-           "starter code do not count). A reason to read the answer, never a verdict. The same list is the export's "
-           "<code>copied_from</code> column.</p>"]
+            rows.append(
+                f"<tr><td>{_e(student)}</td><td>{_e(match.cell)}</td><td>{_e(match.piece)}</td>"
+                f"<td class='num'>{match.share:.2f}</td></tr>"
+            )
+    out = [
+        f"<p class='note'>Each answer cell compared with every function and class the course publishes at some point "
+        f"of the term (course/*.py, the lessons' code), answers included: a cell that holds at least "
+        f"{similarity.COURSE_FLAG:.0%} of a piece's distinctive fingerprints is listed (names, comments and the "
+        "released "
+        "starter code do not count). A reason to read the answer, never a verdict. The same list is the export's "
+        "<code>copied_from</code> column.</p>"
+    ]
     if not rows:
         out.append("<p>No answer repeats course code.</p>")
         return "\n".join(out)
-    out.append("<table id='course-copies'><tr><th>student</th><th>answer cell</th><th>course code</th><th>share</th></tr>")
+    out.append(
+        "<table id='course-copies'><tr><th>student</th><th>answer cell</th><th>course code</th><th>share</th></tr>"
+    )
     out += rows
     out.append("</table>")
     return "\n".join(out)
@@ -185,10 +211,15 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
 
     pairs, answers = similarity.class_pairs(workdir, notebook, solutions_dir)
     top = pairs[:TOP_PAIRS]
-    out = [f"<p class='note'>Answer cells compared after normalisation (names, comments, docstrings and released starter code "
-           f"ignored; code that more than {similarity.COMMON_FRACTION:.0%} of the class shares is not evidence). A score is the "
-           f"share of distinctive fingerprints two students have in common. Pairs at {similarity.FLAG_SCORE:g} or above are "
-           "marked for review: a reason to read both answers, never a verdict.</p>"]
+    out = [
+        f"<p class='note'>Answer cells compared after normalisation (names, comments, docstrings and released "
+        "starter code "
+        f"ignored; code that more than {similarity.COMMON_FRACTION:.0%} of the class shares is not evidence). A "
+        "score is the "
+        f"share of distinctive fingerprints two students have in common. Pairs at {similarity.FLAG_SCORE:g} or "
+        "above are "
+        "marked for review: a reason to read both answers, never a verdict.</p>"
+    ]
     if not top:
         out.append("<p>No pair to compare.</p>")
         return "\n".join(out)
@@ -196,8 +227,10 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
     for i, p in enumerate(top):
         mark = " <span class='flag'>review</span>" if p.flagged else ""
         cells = ", ".join(f"{c}: {s:g}" for c, s in p.cells.items())
-        out.append(f"<tr><td class='num'>{p.score:.2f}{mark}</td><td>{_e(p.a)} &amp; {_e(p.b)}</td><td>{_e(cells)}</td>"
-                   f"<td><a href='#pair-{i}'>side by side</a></td></tr>")
+        out.append(
+            f"<tr><td class='num'>{p.score:.2f}{mark}</td><td>{_e(p.a)} &amp; {_e(p.b)}</td><td>{_e(cells)}</td>"
+            f"<td><a href='#pair-{i}'>side by side</a></td></tr>"
+        )
     out.append("</table>")
     for i, p in enumerate(top):
         if not p.flagged and i >= 3:
@@ -206,7 +239,9 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
         for student in (p.a, p.b):
             code = "\n\n".join(f"# --- {gid}\n{src}" for gid, src in answers.get(student, {}).items())
             sides.append(f"<div><b>{_e(student)}</b><pre>{_e(redact(code, hidden))}</pre></div>")
-        out.append(f"<h3 id='pair-{i}'>{_e(p.a)} &amp; {_e(p.b)}: {p.score:.2f}</h3><div class='side'>{''.join(sides)}</div>")
+        out.append(
+            f"<h3 id='pair-{i}'>{_e(p.a)} &amp; {_e(p.b)}: {p.score:.2f}</h3><div class='side'>{''.join(sides)}</div>"
+        )
     return "\n".join(out)
 
 
@@ -233,27 +268,40 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
                 failures[c.grade_id][message] += 1
                 if (c.grade_id, message) not in example and message != NOT_RUN:  # an example whose code ran
                     example[(c.grade_id, message)] = r.student
-    rates = sorted(((cid, (p / n) if n else 0.0) for cid, (p, n) in passes.items()), key=lambda x: (x[1], cell_ids.index(x[0])))
+    rates = sorted(
+        ((cid, (p / n) if n else 0.0) for cid, (p, n) in passes.items()), key=lambda x: (x[1], cell_ids.index(x[0]))
+    )
     histogram, bars = _plots(graded, rates)
     anonymous = _anonymiser()
     total = graded[0].max_score if graded else 0
     mean = sum(r.score for r in graded) / len(graded) if graded else 0
-    body = [f"<h1>Class report: {_e(notebook)}</h1>",
-            f"<p>{len(graded)} submission(s), mean {mean:.2f} / {total:g}, "
-            f"{sum(1 for r in graded if r.score == r.max_score)} full marks, {sum(1 for r in graded if r.reason)} not graded normally. "
-            f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>",
-            "<h2>Scores</h2>",
-            f"<img id='histogram' alt='score distribution' src='{histogram}'>",
-            f"<img id='pass-rates' alt='pass rate per graded cell' src='{bars}'>",
-            "<h2>Graded cells, hardest first</h2>"]
-    body.append("<table id='failures'><tr><th>cell</th><th>pass rate</th><th>failure message</th><th>students</th><th>example</th></tr>")
+    body = [
+        f"<h1>Class report: {_e(notebook)}</h1>",
+        f"<p>{len(graded)} submission(s), mean {mean:.2f} / {total:g}, "
+        f"{sum(1 for r in graded if r.score == r.max_score)} full marks, {sum(1 for r in graded if r.reason)} not "
+        "graded normally. "
+        f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>",
+        "<h2>Scores</h2>",
+        f"<img id='histogram' alt='score distribution' src='{histogram}'>",
+        f"<img id='pass-rates' alt='pass rate per graded cell' src='{bars}'>",
+        "<h2>Graded cells, hardest first</h2>",
+    ]
+    body.append(
+        "<table id='failures'><tr><th>cell</th><th>pass rate</th><th>failure "
+        "message</th><th>students</th><th>example</th></tr>"
+    )
     examples: dict[str, tuple[str, str, list[str]]] = {}  # student -> (anchor, label, what it exemplifies)
     for cid, rate in rates:
         passed, n = passes[cid]
         top = failures[cid].most_common(TOP_MESSAGES)
         rows = top or [("", 0)]
         for j, (message, count) in enumerate(rows):
-            first = f"<td rowspan='{len(rows)}'><code>{_e(cid)}</code></td><td rowspan='{len(rows)}' class='num'>{passed}/{n} ({100 * rate:.0f}%)</td>" if j == 0 else ""
+            first = (
+                f"<td rowspan='{len(rows)}'><code>{_e(cid)}</code></td><td rowspan='{len(rows)}' "
+                f"class='num'>{passed}/{n} ({100 * rate:.0f}%)</td>"
+                if j == 0
+                else ""
+            )
             link = ""
             if message and (cid, message) in example:
                 student = example[(cid, message)]
@@ -261,11 +309,16 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
                 anchor = "ex-" + who.split()[-1]
                 link = f"<a href='#{anchor}'>{_e(who)}</a>"
                 examples.setdefault(student, (anchor, who, []))[2].append(f"{cid}: {message}")
-            cells = f"<td class='msg'>{_e(message) if message else 'all passed'}</td><td class='num count'>{count if message else ''}</td><td>{link}</td>"
+            shown = _e(message) if message else "all passed"
+            cells = f"<td class='msg'>{shown}</td><td class='num count'>{count if message else ''}</td><td>{link}</td>"
             body.append(f"<tr data-cell='{_e(cid)}'>{first}{cells}</tr>")
         if len(failures[cid]) > TOP_MESSAGES:
             rest = sum(failures[cid].values()) - sum(c for _, c in top)
-            body.append(f"<tr data-cell='{_e(cid)}'><td colspan='2'></td><td class='note'>{len(failures[cid]) - TOP_MESSAGES} other message(s)</td><td class='num count'>{rest}</td><td></td></tr>")
+            body.append(
+                f"<tr data-cell='{_e(cid)}'><td colspan='2'></td><td "
+                f"class='note'>{len(failures[cid]) - TOP_MESSAGES} other message(s)</td>"
+                f"<td class='num count'>{rest}</td><td></td></tr>"
+            )
     body.append("</table>")
 
     body.append("<h2>Submissions not graded normally</h2>")
@@ -273,7 +326,10 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
     if reasons:
         body.append("<table id='reasons'><tr><th>student</th><th>score</th><th>reason</th></tr>")
         for r in reasons:
-            body.append(f"<tr><td>{_e(r.student)}</td><td class='num'>{r.score:g}</td><td>{_e(redact(r.reason or r.internal_error, hidden))}</td></tr>")
+            body.append(
+                f"<tr><td>{_e(r.student)}</td><td "
+                f"class='num'>{r.score:g}</td><td>{_e(redact(r.reason or r.internal_error, hidden))}</td></tr>"
+            )
         body.append("</table>")
     else:
         body.append("<p>None: every notebook ran to the end.</p>")
@@ -291,18 +347,27 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
     body += ["<h2>Similar answers</h2>", _similarity_section(workdir, notebook, hidden, solutions_dir)]
     body += ["<h2>Answers that repeat the course's code</h2>", _course_copy_section(workdir, notebook, solutions_dir)]
     body += ["<h2>Grades that repeat</h2>", _verify_section(workdir, notebook)]
-    body += ["<h2>Example answers</h2>", "<p class='note'>Anonymised: the letters are not the order of the gradebook.</p>"]
+    body += [
+        "<h2>Example answers</h2>",
+        "<p class='note'>Anonymised: the letters are not the order of the gradebook.</p>",
+    ]
     for student, (anchor, who, why) in examples.items():
         items = "".join(f"<li>{_e(w)}</li>" for w in why)
         code = _answer_code(workdir, student, notebook, hidden)
         body.append(f"<h3 id='{anchor}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul><pre>{_e(code)}</pre>")
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
-            f"<title>Class report: {_e(notebook)}</title><style>{_STYLE}</style></head><body>"
-            + "\n".join(body) + "</body></html>")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; style-src "
+        "'unsafe-inline'\">"
+        f"<title>Class report: {_e(notebook)}</title><style>{_STYLE}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>"
+    )
 
 
-def write_report(out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None) -> list[Path]:
+def write_report(
+    out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None
+) -> list[Path]:
     """Write out_dir/<notebook>.html for every notebook with results in the work dir."""
     results = load_results(workdir)
     if not results:

@@ -60,8 +60,13 @@ class _Normaliser(ast.NodeTransformer):
 
     def _strip_docstring(self, node):
         body = getattr(node, "body", None)
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        first = body[0] if body else None
+        if (
+            body
+            and isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
         return node
 
@@ -123,7 +128,11 @@ def tokens(source: str) -> list[str]:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
                 continue
-            out.append(tok.string if tok.type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT) else tokenize.tok_name[tok.type])
+            out.append(
+                tok.string
+                if tok.type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+                else tokenize.tok_name[tok.type]
+            )
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return []
     return out
@@ -136,21 +145,27 @@ def _hash(gram: tuple[str, ...]) -> int:
 def fingerprints(source: str, k: int = K_GRAM, window: int = WINDOW) -> set[int]:
     """Winnowed k-gram hashes of one cell's normalised tokens."""
     toks = tokens(source)
-    hashes = [_hash(tuple(toks[i:i + k])) for i in range(len(toks) - k + 1)]
+    hashes = [_hash(tuple(toks[i : i + k])) for i in range(len(toks) - k + 1)]
     if len(hashes) <= window:
         return set(hashes)
-    return {min(hashes[i:i + window]) for i in range(len(hashes) - window + 1)}
+    return {min(hashes[i : i + window]) for i in range(len(hashes) - window + 1)}
 
 
 def answer_cells(nb: NotebookNode) -> dict[str, str]:
     """{grade_id: source} of the answer (solution) cells of an aligned or submitted notebook."""
     from autograder.model.notebooks import grade_id, is_solution_cell
 
-    return {grade_id(c): c.source for c in nb.cells if c.cell_type == "code" and is_solution_cell(c) and grade_id(c)}
+    return {
+        str(grade_id(c)): c.source for c in nb.cells if c.cell_type == "code" and is_solution_cell(c) and grade_id(c)
+    }
 
 
-def compare(answers: dict[str, dict[str, str]], starter: dict[str, str] | None = None,
-            common_fraction: float = COMMON_FRACTION, min_fingerprints: int = MIN_FINGERPRINTS) -> list[Pair]:
+def compare(
+    answers: dict[str, dict[str, str]],
+    starter: dict[str, str] | None = None,
+    common_fraction: float = COMMON_FRACTION,
+    min_fingerprints: int = MIN_FINGERPRINTS,
+) -> list[Pair]:
     """Every pair of students, most similar first.
 
     `answers`: {student: {cell: source}}; `starter`: {cell: released source}, whose
@@ -164,14 +179,14 @@ def compare(answers: dict[str, dict[str, str]], starter: dict[str, str] | None =
             prints[student][cell] = own
     # Common code: fingerprints (per cell) that many students share.
     counts: dict[tuple[str, int], int] = {}
-    for cells in prints.values():
-        for cell, fps in cells.items():
+    for cell_prints in prints.values():
+        for cell, fps in cell_prints.items():
             for fp in fps:
                 counts[(cell, fp)] = counts.get((cell, fp), 0) + 1
     limit = max(2, common_fraction * len(prints))
     tagged: dict[str, dict[str, set[int]]] = {
-        student: {cell: {fp for fp in fps if counts[(cell, fp)] <= limit} for cell, fps in cells.items()}
-        for student, cells in prints.items()
+        student: {cell: {fp for fp in fps if counts[(cell, fp)] <= limit} for cell, fps in cell_prints.items()}
+        for student, cell_prints in prints.items()
     }
     pairs = []
     for a, b in itertools.combinations(sorted(tagged), 2):
@@ -211,7 +226,9 @@ def starter_code(notebook: str, solutions_dir: Path | None = None) -> dict[str, 
     return answer_cells(release_notebook(read(source_notebook(notebook, solutions_dir))))
 
 
-def class_pairs(workdir: Path, notebook: str, solutions_dir: Path | None = None) -> tuple[list[Pair], dict[str, dict[str, str]]]:
+def class_pairs(
+    workdir: Path, notebook: str, solutions_dir: Path | None = None
+) -> tuple[list[Pair], dict[str, dict[str, str]]]:
     answers = class_answers(workdir, notebook)
     return compare(answers, starter_code(notebook, solutions_dir)), answers
 
@@ -243,9 +260,13 @@ def course_pieces(root: Path | None = None) -> list[CoursePiece]:
     from autograder.model.notebooks import myst_code
 
     root = Path(root or config.REPO_ROOT)
-    sources = [(p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted((root / "course").glob("*.py"))]
-    sources += [(p.relative_to(root).as_posix(), myst_code(p.read_text(encoding="utf-8"), p.parent))
-                for p in sorted((root / "chapters").glob("*.md"))]
+    sources = [
+        (p.relative_to(root).as_posix(), p.read_text(encoding="utf-8")) for p in sorted((root / "course").glob("*.py"))
+    ]
+    sources += [
+        (p.relative_to(root).as_posix(), myst_code(p.read_text(encoding="utf-8"), p.parent))
+        for p in sorted((root / "chapters").glob("*.md"))
+    ]
     pieces = []
     for label, code in sources:
         try:
@@ -260,8 +281,9 @@ def course_pieces(root: Path | None = None) -> list[CoursePiece]:
     return pieces
 
 
-def course_matches(answers: dict[str, str], pieces: list[CoursePiece], starter: dict[str, str] | None = None,
-                   flag: float = COURSE_FLAG) -> list[CourseMatch]:
+def course_matches(
+    answers: dict[str, str], pieces: list[CoursePiece], starter: dict[str, str] | None = None, flag: float = COURSE_FLAG
+) -> list[CourseMatch]:
     """The course pieces that one student's answer cells ({cell: source}) repeat, most complete first.
 
     A piece matches a cell when at least `flag` of its fingerprints are among the cell's own (the released

@@ -11,10 +11,23 @@ import threading
 
 # Modules whose attributes tests rely on; snapshotted before any student code runs.
 GUARDED_MODULES = (
-    "builtins", "math", "operator", "functools",
-    "torch", "torch.testing", "torch.testing._comparison", "torch.nn", "torch.nn.functional",
-    "torch.nn.modules.module", "torch.linalg", "torch.autograd",
-    "numpy", "numpy.testing", "numpy.testing._private.utils", "numpy.linalg", "numpy.random",
+    "builtins",
+    "math",
+    "operator",
+    "functools",
+    "torch",
+    "torch.testing",
+    "torch.testing._comparison",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.nn.modules.module",
+    "torch.linalg",
+    "torch.autograd",
+    "numpy",
+    "numpy.testing",
+    "numpy.testing._private.utils",
+    "numpy.linalg",
+    "numpy.random",
 )
 # Python-level classes whose methods tests use implicitly (comparisons, reductions).
 GUARDED_CLASSES = ("torch.Tensor", "torch.nn.Module", "torch.nn.Parameter")
@@ -113,7 +126,7 @@ class Guard:
             for attr, value in self.module_attrs[name].items():
                 if current.get(attr, _MISSING) is not value:
                     current[attr] = value  # module __dict__ is a plain dict: no __setattr__ to fool
-        for dotted, (cls, attrs) in self.classes.items():
+        for cls, attrs in self.classes.values():
             for attr in list(vars(cls)):
                 if attr not in attrs:
                     type.__delattr__(cls, attr)
@@ -159,7 +172,7 @@ class Guard:
 
                 if _get_current_dispatch_mode_stack():
                     problems.append("a torch dispatch mode (TorchDispatchMode) is active")
-            except Exception:  # noqa: BLE001 - private API; absent in some versions
+            except Exception:  # noqa: BLE001, S110 - private API; absent in some versions
                 pass
         for cls in self._all_classes():
             if id(cls) in self.known_classes:
@@ -169,7 +182,10 @@ class Guard:
                 self.suspects.append(cls)
         if self.suspects:
             names = ", ".join(sorted({c.__qualname__ for c in self.suspects}))
-            problems.append(f"the notebook defines a class that imitates tensors or arrays ({names}); graded code must return plain tensors")
+            problems.append(
+                f"the notebook defines a class that imitates tensors or arrays ({names}); graded code must return "
+                "plain tensors"
+            )
         return problems
 
     def _impersonates(self, cls: type) -> bool:

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 from . import protocol
 from .guard import _MISSING, GUARDED_MODULES, Guard
@@ -100,8 +101,12 @@ class Runner:
                 if os.getpid() != self.pid:
                     os._exit(0)
                 error = _error(exc)
-                result = {"outputs": [{"output_type": "error", **error}], "error": error, "tamper": [],
-                          "execution_count": self.count}
+                result = {
+                    "outputs": [{"output_type": "error", **error}],
+                    "error": error,
+                    "tamper": [],
+                    "execution_count": self.count,
+                }
             result.update(type=protocol.DONE, index=cell["index"], seconds=round(time.monotonic() - started, 3))
             self.send(result)
 
@@ -134,8 +139,13 @@ class Runner:
             os._exit(0)
         for stream in (stdout, stderr):
             if stream.dropped:
-                self.outputs.append({"output_type": "stream", "name": "stderr",
-                                     "text": f"\n[{stream.dropped} more characters of {stream.name} not kept]\n"})
+                self.outputs.append(
+                    {
+                        "output_type": "stream",
+                        "name": "stderr",
+                        "text": f"\n[{stream.dropped} more characters of {stream.name} not kept]\n",
+                    }
+                )
         if error is not None:
             self.outputs.append({"output_type": "error", **error})
         return {"outputs": self.outputs, "error": error, "tamper": tamper, "execution_count": self.count}
@@ -156,10 +166,12 @@ class Runner:
 
     def run_trusted(self, cell: dict, track_names: bool = False) -> dict | None:
         namespace = self.shell.user_ns
-        before = dict(namespace) if track_names else None
+        before = dict(namespace) if track_names else {}
         self._alarm()
         try:
-            exec(compile(cell["source"], f"<{cell['kind']} cell {cell.get('name') or cell['index']}>", "exec"), namespace)
+            exec(
+                compile(cell["source"], f"<{cell['kind']} cell {cell.get('name') or cell['index']}>", "exec"), namespace
+            )
         except BaseException as exc:  # noqa: BLE001 - any exception fails the cell, whatever its type
             return _error(exc)
         finally:
@@ -176,7 +188,9 @@ class Runner:
         if guard.enabled:
             restored = guard.restore(namespace)
             if restored:
-                notes.append("put back before this test: " + ", ".join(restored[:8]) + (" ..." if len(restored) > 8 else ""))
+                notes.append(
+                    "put back before this test: " + ", ".join(restored[:8]) + (" ..." if len(restored) > 8 else "")
+                )
             problems = guard.unfixable()
             if problems:
                 return {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}, notes
@@ -187,9 +201,12 @@ class Runner:
                 during.append("a trace or profile function")
             if during:
                 guard.restore(namespace)
-                error = {"ename": "GraderIntegrityError",
-                         "evalue": "the code under test changed the test environment while the test ran: " + ", ".join(during[:8]),
-                         "traceback": []}
+                error = {
+                    "ename": "GraderIntegrityError",
+                    "evalue": "the code under test changed the test environment while the test ran: "
+                    + ", ".join(during[:8]),
+                    "traceback": [],
+                }
         return error, notes
 
 
@@ -212,23 +229,31 @@ def _make_shell():
     from IPython.core.interactiveshell import InteractiveShell
 
     class Publisher(DisplayPublisher):
-        sink = None
+        sink: Any = None  # the Runner, set once the shell exists
 
         def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
-            self.sink.add_output({"output_type": "display_data", "data": _jsonable(data), "metadata": _jsonable(metadata or {})})
+            self.sink.add_output(
+                {"output_type": "display_data", "data": _jsonable(data), "metadata": _jsonable(metadata or {})}
+            )
 
         def clear_output(self, wait=False):
             self.sink.outputs.clear()
 
     class Hook(DisplayHook):
-        sink = None
+        sink: Any = None  # the Runner, set once the shell exists
 
         def write_output_prompt(self):
             pass
 
         def write_format_data(self, format_dict, md_dict=None):
-            self.sink.add_output({"output_type": "execute_result", "data": _jsonable(format_dict),
-                                  "metadata": _jsonable(md_dict or {}), "execution_count": self.sink.count})
+            self.sink.add_output(
+                {
+                    "output_type": "execute_result",
+                    "data": _jsonable(format_dict),
+                    "metadata": _jsonable(md_dict or {}),
+                    "execution_count": self.sink.count,
+                }
+            )
 
     class Shell(InteractiveShell):
         last_error = None
@@ -238,7 +263,11 @@ def _make_shell():
                 text = str(evalue)
             except BaseException:  # noqa: BLE001
                 text = "(unprintable)"
-            self.last_error = {"ename": getattr(etype, "__name__", "Error"), "evalue": text[:2000], "traceback": list(stb)[-50:]}
+            self.last_error = {
+                "ename": getattr(etype, "__name__", "Error"),
+                "evalue": text[:2000],
+                "traceback": list(stb)[-50:],
+            }
 
         displayhook_class = Hook
         display_pub_class = Publisher
@@ -258,7 +287,7 @@ def _make_shell():
     if "matplotlib" in sys.modules:
         try:
             shell.enable_matplotlib("inline")
-        except Exception:  # noqa: BLE001 - no matplotlib-inline: figures are just not shown
+        except Exception:  # noqa: BLE001, S110 - no matplotlib-inline: figures are just not shown
             pass
     return shell
 
@@ -285,18 +314,25 @@ def _seed_everything(seed: int = 0) -> None:
         torch.manual_seed(seed)  # CPU and every CUDA device
         try:
             torch.use_deterministic_algorithms(True, warn_only=True)
-        except Exception:  # noqa: BLE001 - an old or partial torch: seeded is still better than nothing
+        except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
             pass
 
 
 # Imported once, before any notebook runs (and, in a fork server, before the fork).
-PRE_WARMED = ("numpy", "torch", "matplotlib", "matplotlib.pyplot", "IPython.core.interactiveshell",
-              "matplotlib_inline.backend_inline", "traitlets.config")
+PRE_WARMED = (
+    "numpy",
+    "torch",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "IPython.core.interactiveshell",
+    "matplotlib_inline.backend_inline",
+    "traitlets.config",
+)
 
 
 def _pre_warm() -> None:
     for name in (*PRE_WARMED, *GUARDED_MODULES):
         try:
             __import__(name)
-        except Exception:  # noqa: BLE001 - exercises that do not need it
+        except Exception:  # noqa: BLE001, S110 - exercises that do not need it
             pass

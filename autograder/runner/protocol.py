@@ -49,4 +49,4 @@ def write_frame(channel: int, message: dict) -> None:
     """Write one frame to a file descriptor, whole (os.write may write less than asked)."""
     view = memoryview(encode(message))
     while view:
-        view = view[os.write(channel, view):]
+        view = view[os.write(channel, view) :]

@@ -32,5 +32,14 @@ from autograder.sandbox.forkserver import shutdown_servers
 from autograder.sandbox.framing import Cell, CellRun, Report
 from autograder.sandbox.run import run_cells
 
-__all__ = ["Cell", "CellRun", "Limits", "Report", "SandboxUnavailable", "check_available", "default_memory_bytes",
-           "run_cells", "shutdown_servers"]
+__all__ = [
+    "Cell",
+    "CellRun",
+    "Limits",
+    "Report",
+    "SandboxUnavailable",
+    "check_available",
+    "default_memory_bytes",
+    "run_cells",
+    "shutdown_servers",
+]

@@ -81,11 +81,26 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
             "student code unisolated, as the user running the grader."
         )
     as_root = os.geteuid() == 0
-    cmd = [bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session",
-           # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
-           "--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", SCRATCH,
-           "--ro-bind", "/usr", "/usr"]
+    cmd = [
+        bwrap,
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
+        "--size",
+        str(limits.scratch_bytes),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        SCRATCH,
+        "--ro-bind",
+        "/usr",
+        "/usr",
+    ]
     if not as_root:
         cmd.append("--unshare-user")
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
@@ -117,10 +132,25 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
         if setpriv is None:
             raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
         if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid
-            cmd += [setpriv, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all,+setuid,+setgid", "--no-new-privs", "--"]
+            cmd += [
+                setpriv,
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all,+setuid,+setgid",
+                "--no-new-privs",
+                "--",
+            ]
         else:
-            cmd += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                    "--bounding-set=-all", "--no-new-privs", "--"]
+            cmd += [
+                setpriv,
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
     return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
 
 

@@ -34,8 +34,14 @@ class ForkServer:
         self.token = secrets.token_hex(16)
         self.errors = tempfile.TemporaryFile()
         started = time.monotonic()
-        self.proc = subprocess.Popen(bwrap_command(limits, number, fork_server=True), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.errors, env=environment(), start_new_session=True)
+        self.proc = subprocess.Popen(
+            bwrap_command(limits, number, fork_server=True),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            env=environment(),
+            start_new_session=True,
+        )
         self.channel = Channel(self.proc, self.token, max_bytes=64 << 20)
         send(self.proc, {protocol.ZYGOTE: True, "token": self.token})
         frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
@@ -56,8 +62,14 @@ class ForkServer:
         report = Report(cells={})
         child = secrets.token_hex(16)
         uid = config.SANDBOX_UID_BASE + self.number
-        request = {"token": child, "harden": harden, "cell_timeout": limits.cell_timeout_s,
-                   "max_output": limits.max_output_chars, "uid": uid, "rlimits": _rlimits(limits)}
+        request = {
+            "token": child,
+            "harden": harden,
+            "cell_timeout": limits.cell_timeout_s,
+            "max_output": limits.max_output_chars,
+            "uid": uid,
+            "rlimits": _rlimits(limits),
+        }
         started = time.monotonic()
         self.channel.listen(child)
         reusable = False
@@ -67,10 +79,14 @@ class ForkServer:
                 return report
             frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != protocol.READY:
-                report.machinery_error = f"the grader's kernel did not start (fork server: {frame or describe_exit(self.proc)})"
+                report.machinery_error = (
+                    f"the grader's kernel did not start (fork server: {frame or describe_exit(self.proc)})"
+                )
                 return report
             report.startup_seconds = round(time.monotonic() - started, 2)
-            ended = serve_cells(self.proc, self.channel, cells, limits, report, lambda: "the notebook's process stopped answering")
+            ended = serve_cells(
+                self.proc, self.channel, cells, limits, report, lambda: "the notebook's process stopped answering"
+            )
             # the child said "end" or died: the server cleans up after it; a child still running
             # (over its time) is stopped with the whole sandbox
             reusable = ended in ("done", "exited") and self._wait_idle()
@@ -93,8 +109,14 @@ class ForkServer:
 
 def _rlimits(limits: Limits) -> dict[str, int]:
     """What prlimit sets on a single runner (_limits_prefix), for a fork server's child to set on itself."""
-    return {"as": limits.memory_bytes or -1, "cpu": limits.cpu_seconds, "nproc": limits.processes,
-            "fsize": limits.file_bytes, "core": 0, "nofile": 256}
+    return {
+        "as": limits.memory_bytes or -1,
+        "cpu": limits.cpu_seconds,
+        "nproc": limits.processes,
+        "fsize": limits.file_bytes,
+        "core": 0,
+        "nofile": 256,
+    }
 
 
 _servers_lock = threading.Lock()

@@ -51,6 +51,7 @@ class Channel:
 
     def __init__(self, proc: subprocess.Popen, pid_token: str, max_bytes: int):
         self.proc, self.max_bytes = proc, max_bytes
+        assert proc.stdout is not None, "the kernel's stdout is a pipe"
         self.fd = proc.stdout.fileno()
         self.buffer = b""
         self.pids: dict[str, int | None] = {pid_token: None}
@@ -140,8 +141,9 @@ def kill(proc: subprocess.Popen) -> None:
         pass
 
 
-def serve_cells(proc: subprocess.Popen, channel: Channel, cells: list[Cell], limits: Limits, report: Report,
-                 describe_exit) -> str:
+def serve_cells(
+    proc: subprocess.Popen, channel: Channel, cells: list[Cell], limits: Limits, report: Report, describe_exit
+) -> str:
     """Send the cells one at a time and collect their results into `report`. Returns "done" if
     every cell ran and the runner was told to end, "exited" if a fork server said its child
     ended, "stopped" otherwise (report.stopped says why in each case but "done")."""
@@ -168,15 +170,25 @@ def serve_cells(proc: subprocess.Popen, channel: Channel, cells: list[Cell], lim
             return "exited"
         if frame is None:
             if time.monotonic() >= notebook_deadline:
-                report.stopped = f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all (stopped in cell {cell.index + 1})"
+                report.stopped = (
+                    f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all "
+                    f"(stopped in cell {cell.index + 1})"
+                )
             elif channel.eof or proc.poll() is not None:
                 report.stopped = describe_exit() + f", in cell {cell.index + 1}"
             else:
-                report.stopped = f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; the notebook was stopped"
+                report.stopped = (
+                    f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; "
+                    "the notebook was stopped"
+                )
             return "stopped"
         report.cells[cell.index] = CellRun(
-            cell.index, frame.get("outputs") or [], frame.get("error"), float(frame.get("seconds", 0)),
-            int(frame.get("execution_count", 0)), list(frame.get("tamper") or []),
+            cell.index,
+            frame.get("outputs") or [],
+            frame.get("error"),
+            float(frame.get("seconds", 0)),
+            int(frame.get("execution_count", 0)),
+            list(frame.get("tamper") or []),
         )
     send(proc, {protocol.END: True})
     return "done"
@@ -191,6 +203,8 @@ def wait_briefly(proc: subprocess.Popen) -> subprocess.Popen:
 
 
 def send(proc: subprocess.Popen, message: dict) -> bool:
+    if proc.stdin is None:
+        return False
     try:
         proc.stdin.write(protocol.encode(message))
         proc.stdin.flush()

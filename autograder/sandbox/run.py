@@ -35,15 +35,29 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
             cwd = scratch_dir
         started = time.monotonic()
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                                    env=environment(), cwd=cwd, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=environment(),
+                cwd=cwd,
+                start_new_session=True,
+            )
         except OSError as exc:
             report.machinery_error = f"could not start the notebook's process: {exc}"
             return report
         channel = Channel(proc, token, max_bytes=64 << 20)
         try:
-            send(proc, {"token": token, "harden": harden, "cell_timeout": limits.cell_timeout_s,
-                         "max_output": limits.max_output_chars})
+            send(
+                proc,
+                {
+                    "token": token,
+                    "harden": harden,
+                    "cell_timeout": limits.cell_timeout_s,
+                    "max_output": limits.max_output_chars,
+                },
+            )
             frame = channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != protocol.READY:
                 report.machinery_error = f"the grader's kernel did not start ({describe_exit(proc)}): {tail(errors)}"
