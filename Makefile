@@ -38,7 +38,7 @@ _vendor/mathjax/tex-chtml.js: tools/vendor_mathjax.py | $(VENV)/.installed
 
 book: $(VENV)/.installed _vendor/mathjax/tex-chtml.js
 	rm -rf _build/html
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(PY) tools/build_book.py . -W -n --keep-going
 	@echo
 	@echo "The book is in _build/html. Open _build/html/index.html in a browser, or run: make serve"
 

@@ -35,6 +35,14 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``).
 4. MathJax not vendored. ``mathjax_path`` points into ``_vendor/mathjax`` (filled by
    ``tools/vendor_mathjax.py``); if it is missing, say so and how to fix it, instead
    of publishing pages that show raw TeX.
+
+5. Pages read one at a time. Sphinx reads (and myst-nb executes) pages in parallel
+   processes only when every extension declares that safe; two that Jupyter Book 1
+   always loads declare nothing, so every build was serial. Both do nothing in this
+   book's HTML builds: sphinx_multitoc_numbering renumbers only when
+   ``use_multitoc_numbering`` is on (it is off in ``_config.yml``), and
+   sphinx_jupyterbook_latex acts only for the LaTeX builder. They are declared safe
+   for reading in that case (``tools/build_book.py`` asks Sphinx for the processes).
 """
 
 from __future__ import annotations
@@ -115,8 +123,25 @@ def check_local_mathjax(app: Sphinx) -> None:
         )
 
 
+# Extensions Jupyter Book 1 loads that declare no parallel safety and do nothing in an HTML build (5.).
+IDLE_IN_HTML = {"sphinx_multitoc_numbering": "use_multitoc_numbering", "sphinx_jupyterbook_latex": None}
+
+
+def declare_idle_extensions_parallel_safe(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    for name, setting in IDLE_IN_HTML.items():
+        extension = app.extensions.get(name)
+        if extension is None or getattr(extension, "parallel_read_safe", None) is not None:
+            continue
+        if setting is not None and app.config._raw_config.get(setting, False):
+            continue  # it has work to do: leave Sphinx's judgement (serial) alone
+        extension.parallel_read_safe = True
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     enable_kernel_transport_encryption()
+    app.connect("builder-inited", declare_idle_extensions_parallel_safe)
     app.connect("builder-inited", check_local_mathjax)
     app.connect("builder-inited", disable_thebe_without_button)
     app.connect("html-page-context", dedupe_scripts, priority=900)

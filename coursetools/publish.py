@@ -65,7 +65,7 @@ ASSET_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg"}
 # and lessons (torch, numpy, matplotlib) and the book (jupyter-book, ipykernel runs the lessons).
 PUBLIC_REQUIREMENTS = ("torch", "numpy", "matplotlib", "ipykernel", "jupyter-book")
 # Copied as they are (besides the pages, _ext/ and course/).
-TOOLS = ("tools/vendor_mathjax.py",)
+TOOLS = ("tools/vendor_mathjax.py", "tools/build_book.py")
 
 
 class PublishError(ValueError):

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 BUILD_TIMEOUT_S = 600
-BUILD_COMMAND = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going", "--all"]
+# `make book`'s command: jupyter-book build, its lessons executed in parallel processes (tools/build_book.py)
+BUILD_COMMAND = [sys.executable, "tools/build_book.py", ".", "-W", "-n", "--keep-going", "--all"]
 
 
 @dataclass(frozen=True)

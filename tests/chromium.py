@@ -1,6 +1,6 @@
 """Debian Chromium driven by Playwright, shared by the browser tests (never `playwright install`).
 
-`from chromium import browser` gives a test module the module-scoped `browser` fixture.
+The `browser` fixture (tests/conftest.py) launches it with these settings.
 """
 
 from __future__ import annotations
@@ -27,15 +27,3 @@ def chromium_or_skip() -> Path:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_or_skip()
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e .[dev])")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()

@@ -3,14 +3,18 @@ set of submissions is graded once per test session and inspected by many tests."
 
 from __future__ import annotations
 
+import html
 import io
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from autograder.grading.grade import Options, grade
 from autograder.records.gradebook import ensure_tools_on_path
+from book_build import BookBuild, build_book
+from chromium import CHROMIUM_ARGS, chromium_or_skip
 from coursetools import samples
 from coursetools.samples import catalogue_submissions, untouched_release, write_submission
 
@@ -93,6 +97,45 @@ def catalogues_visible_only(catalogue_dir, tmp_path_factory) -> dict:
 def catalogue(catalogues) -> dict:
     """Chapter 02's catalogue results, {label: Result} (used by the grading tests)."""
     return catalogues[NOTEBOOK]
+
+
+# --- the built book, a lesson page, the browser: shared by the book, lesson and browser tests ---------
+
+
+@pytest.fixture(scope="module")
+def book() -> BookBuild:
+    """The website, built once per test session (tests/book_build.py)."""
+    build = build_book()
+    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def lesson_html(book, request) -> str:
+    """The HTML of the page the test module names in `LESSON` ("chapters/NN_name.html")."""
+    lesson = request.module.LESSON
+    path = book.html_dir / lesson
+    assert path.is_file(), f"{lesson} was not built (is {lesson.removesuffix('.html')} in _toc.yml?)"
+    return path.read_text(encoding="utf8")
+
+
+@pytest.fixture(scope="module")
+def text(lesson_html) -> str:
+    """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (never `playwright install`), one per test module."""
+    executable = chromium_or_skip()
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e .[dev])")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(executable), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 # --- markers: what a test needs, so a maintainer can run a part (`make test-fast`) -------------------

@@ -532,7 +532,7 @@ def other_chapter() -> NotebookNode:
             grade_id="split_heads_shape", grade=True, points=1,
         ),
     ]
-    for c, cid in zip(cells, ["intro", "setup", "text-02", "split-heads", "softmax-values"]):
+    for c, cid in zip(cells, ["intro", "setup", "text-02", "split-heads", "softmax-values"], strict=False):
         c.id = cid
     return new.new_notebook(cells=cells)
 

@@ -26,8 +26,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
-from book_build import ROOT, BookBuild, build_book
-from chromium import browser  # noqa: F401 - the fixture
+from book_build import ROOT, BookBuild
 from coursetools.publish import read_settings, toc_files
 from publish_tree import published
 
@@ -42,13 +41,6 @@ RAW_TEX = ["\\frac", "\\sqrt", "\\mathrm", "\\left", "$$", "\\(", "\\["]
 # A word of chapter 02's lesson only (tests that the search finds the right chapter).
 SEARCH_TERM = "saturation"
 SEARCH_PAGE = "chapters/02_attention_by_hand.html"
-
-
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

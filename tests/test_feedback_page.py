@@ -20,7 +20,6 @@ import pytest
 from autograder.model.notebooks import grade_id, is_test_cell, max_points, read, release_notebook, source_notebook
 from autograder.model.records import CellResult, Result
 from autograder.reporting.feedback import feedback_notebook, render_html, tex_to_mathml
-from chromium import browser  # noqa: F401 - the fixture
 from coursetools.samples import make_submission
 
 NOTEBOOK = "02_dot_product_attention"

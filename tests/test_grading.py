@@ -99,7 +99,7 @@ def test_feedback_never_contains_hidden_tests_but_says_what_failed(demo):
     assert len(hidden) > 50
     for student in ["ada", "alan", "barbara", "edsger", "grace", "linus"]:
         page = html.unescape((out / student / f"{NOTEBOOK}.html").read_text())
-        leaked = [l for l in hidden if l in page]
+        leaked = [line for line in hidden if line in page]
         assert not leaked, f"{student}'s feedback shows hidden test source: {leaked[:3]}"
         assert "BEGIN HIDDEN TESTS" not in page
     grace = html.unescape((out / "grace" / f"{NOTEBOOK}.html").read_text())

@@ -13,7 +13,6 @@ import torch
 import torch.nn.functional as F
 
 from book_build import ROOT
-from lesson_page import book, lesson_html, text  # noqa: F401 - fixtures
 
 LESSON = "chapters/03_masks.html"
 MAX_LEN, D_MODEL = 4, 8  # the lesson's toy batch: sequences padded to 4 tokens, 8-dimensional vectors

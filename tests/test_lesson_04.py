@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/04_self_and_cross_attention.html"
 D_MODEL, D_K = 16, 8  # the lesson's sizes; d_v = d_k

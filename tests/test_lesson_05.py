@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/05_multi_head_attention.html"
 HEADS, L_Q, D_MODEL = 4, 5, 16      # the cross-attention example of the page: 4 heads, 5 queries, d_model 16

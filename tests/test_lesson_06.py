@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/06_positional_encoding.html"
 D_FIG, LEN_FIG = 64, 100      # the heatmaps' table

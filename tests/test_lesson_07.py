@@ -26,7 +26,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/07_encoder_block.html"
 SOURCE = Path(__file__).resolve().parent.parent / "chapters" / "07_encoder_block.md"
@@ -331,7 +331,7 @@ def test_depth_prose_follows_the_numbers(text, profiles):
                                  r"\((\S+) to (\S+) over the four seeds\)")
     assert (first, lo, hi) == pytest.approx((norm[3], min(spread["LayerNorm only"]), max(spread["LayerNorm only"])), rel=0.02)
     assert norm == sorted(norm, reverse=True), "LayerNorm only: the shortfall grows with depth"
-    assert all(n < p for n, p in zip(spread["LayerNorm only"], spread["post-LN"])), "the shortfall is larger without residuals"
+    assert all(n < p for n, p in zip(spread["LayerNorm only"], spread["post-LN"], strict=False)), "the shortfall is larger without residuals"
 
 
 def test_summary_follows_the_numbers(text):

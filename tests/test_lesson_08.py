@@ -14,7 +14,7 @@ import warnings
 import pytest
 import torch
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/08_decoder_and_transformer.html"
 D, HEADS, LAYERS, D_FF, VOCAB, PAPER = 512, 8, 6, 2048, 37000, 65e6

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/09_training.html"
 DIGITS = "0123456789"

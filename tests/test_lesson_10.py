@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lesson_page import book, lesson_html, number, text  # noqa: F401 - fixtures
+from lesson_page import number
 
 LESSON = "chapters/10_beyond.html"
 
@@ -143,7 +143,7 @@ def test_kv_cache_equality_and_speedup(text):
             slow = torch.cat([slow, model(slow)[:, -1].argmax(-1, keepdim=True)], 1)
         cache, fast = _Cache(), prompt
         logits = model(prompt, cache=cache, start_pos=0)
-        for step in range(20):
+        for _step in range(20):
             fast = torch.cat([fast, logits[:, -1].argmax(-1, keepdim=True)], 1)
             logits = model(fast[:, -1:], cache=cache, start_pos=fast.shape[1] - 1)
     assert torch.equal(slow, fast)

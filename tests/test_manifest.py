@@ -81,7 +81,7 @@ def test_the_example_term_is_consistent():
     """Each exercise is due before the next chapter opens, so `--through NN` is a moment of the calendar."""
     chapters = MANIFEST.chapters
     assert MANIFEST.has_calendar
-    for before, after in zip(chapters, chapters[1:]):
+    for before, after in zip(chapters, chapters[1:], strict=False):
         if before.due:
             assert before.due <= after.opens, f"{before.number} is due after {after.number} opens"
     moment = MANIFEST.at(chapters[7].opens)  # the moment chapter 07 opens

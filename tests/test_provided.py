@@ -107,7 +107,7 @@ def test_generated_cell_defines_the_reference_code():
     exec(compile(source, "<provided>", "exec"), namespace)  # what a student notebook runs
     q, k, v = _qkv(2, seed=3)
     mask = namespace["padding_mask"]([6, 2], 6)[:, 0] & namespace["causal_mask"](6)[:4]
-    for mine, ref in zip(namespace["scaled_dot_product_attention"](q, k, v, mask), scaled_dot_product_attention(q, k, v, mask)):
+    for mine, ref in zip(namespace["scaled_dot_product_attention"](q, k, v, mask), scaled_dot_product_attention(q, k, v, mask), strict=False):
         assert torch.equal(mine, ref)
 
 
@@ -122,8 +122,8 @@ def test_generated_cell_takes_only_the_imports_it_uses(tmp_path):
     )
     provided = ProvidedModule(module)
     assert provided.cell_source(["half"]).splitlines()[2:4] == ["", ""]  # no import at all
-    assert [l for l in provided.cell_source(["half", "root"]).splitlines() if "import" in l] == ["import math"]
-    assert [l for l in provided.cell_source(["act"]).splitlines() if "import" in l] == ["import torch", "import torch.nn.functional as F"]
+    assert [line for line in provided.cell_source(["half", "root"]).splitlines() if "import" in line] == ["import math"]
+    assert [line for line in provided.cell_source(["act"]).splitlines() if "import" in line] == ["import torch", "import torch.nn.functional as F"]
     assert provided.problems(["root"]) == ["'root' uses 'half': name it in the cell's first line too"]
     assert provided.problems(["half", "root"]) == []
     assert provided.problems(["nope"]) == ["provided.py defines no function or class 'nope'"]
@@ -263,7 +263,7 @@ def _copy_encoder_layer(mine: EncoderLayer, theirs: torch.nn.TransformerEncoderL
 def _copy_stack(mine: torch.nn.Module, theirs: torch.nn.Module, copy_layer) -> None:
     """Our Encoder/Decoder (layers, norm) -> torch's TransformerEncoder/TransformerDecoder."""
     with torch.no_grad():
-        for a, b in zip(mine.layers, theirs.layers):
+        for a, b in zip(mine.layers, theirs.layers, strict=False):
             copy_layer(a, b)
         theirs.norm.weight.copy_(mine.norm.weight)
         theirs.norm.bias.copy_(mine.norm.bias)
@@ -432,7 +432,7 @@ def test_decoder_only_lm_equals_torch_causal_encoder():
     layer = torch.nn.TransformerEncoderLayer(12, 3, 20, dropout=0.3, batch_first=True, norm_first=True)
     theirs = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).double().eval()
     with torch.no_grad():
-        for a, b in zip(mine.layers, theirs.layers):
+        for a, b in zip(mine.layers, theirs.layers, strict=False):
             _copy_encoder_layer(a, b)
     tokens = torch.randint(13, (3, 9), generator=gen)
     h = mine.token_embed(tokens) + mine.pos_embed.weight[:9]

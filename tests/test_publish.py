@@ -28,7 +28,7 @@ import yaml
 from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import read, release_notebook, solution_paths
-from book_build import ROOT, BookBuild, build_book
+from book_build import ROOT
 from coursetools.publish import ADDED_TAG, PUBLISHED_MARKER, PublishError, publish, read_settings, toc_files
 from leaks import find_leaks, secret_lines
 from publish_tree import LAST_CHAPTER, published
@@ -53,13 +53,6 @@ def secrets() -> dict[str, str]:
     return found
 
 
-@pytest.fixture(scope="module")
-def book() -> BookBuild:
-    build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
-    return build
-
-
 def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     """A public tree's own site, built as its Makefile does; the lessons' executions come from this
     repository's jupyter cache (the same notebooks), MathJax from its _vendor folder."""
@@ -68,7 +61,7 @@ def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     shutil.copytree(ROOT / "_vendor", out / "_vendor", dirs_exist_ok=True)
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("MPLBACKEND", None)
-    result = subprocess.run(["jupyter-book", "build", ".", "-W", "-n", "--keep-going"], cwd=out, env=env,
+    result = subprocess.run([sys.executable, "tools/build_book.py", ".", "-W", "-n", "--keep-going"], cwd=out, env=env,
                             capture_output=True, text=True, timeout=600)
     return result, out / "_build" / "html"
 
@@ -111,7 +104,7 @@ def test_tree_holds_exactly_the_student_files(tree):
     course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
     expected = pages | lessons | ext | course | {
         PUBLISHED_MARKER, ".gitignore", "Makefile", "README.md", "requirements.txt", "_config.yml", "_toc.yml",
-        "tools/vendor_mathjax.py",
+        "tools/vendor_mathjax.py", "tools/build_book.py",
     }
     assert files == expected, f"unexpected: {sorted(files - expected)}; missing: {sorted(expected - files)}"
     for forbidden in ("solutions/", "tests/", "autograder/", "grading/", "pyproject.toml"):

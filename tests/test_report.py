@@ -17,7 +17,6 @@ import pytest
 from autograder.model.notebooks import read, secret_lines, source_notebook
 from autograder.reporting.export import rows as export_rows
 from autograder.reporting.report import write_report
-from chromium import browser  # noqa: F401 - the fixture
 from conftest import NOTEBOOK, grade_quietly
 from coursetools.samples import make_submission, write_demo_class, write_submission
 
@@ -139,7 +138,7 @@ def test_failure_messages_link_to_anonymised_answer_code(sample_class):
     assert message and html.escape(message) in text
     links = re.findall(r"<a href='#(ex-[^']+)'>(student [A-Z]+)</a>", text)
     assert links
-    for anchor, who in links:
+    for anchor, _who in links:
         assert f"id='{anchor}'" in text
     example = text.split("<h2>Example answers</h2>", 1)[1]
     assert "def scaled_dot_product_attention" in html.unescape(example)

@@ -129,4 +129,4 @@ def test_feedback_redacts_hidden_tests_printed_by_student_code(misbehaving):
     write_feedback(subs, root / "feedback", work)
     page = html.unescape((root / "feedback" / "snooper" / f"{NOTEBOOK}.html").read_text())
     hidden = secret_lines(read(source_notebook(NOTEBOOK)))
-    assert not [l for l in hidden if l in page]
+    assert not [line for line in hidden if line in page]
