@@ -243,3 +243,14 @@ def test_checkpoint_reload(text):
     before, after, original = number(text, r"The freshly built model gets (\S+) %; after load_state_dict it gets (\S+) %, "
                                            r"the trained model.s (\S+) %")
     assert after == original and before < 50
+
+
+def test_label_smoothing_and_initialisation_claims_are_the_measured_ones(text):
+    """Issue 21, item 12: the smoothed target puts eps/V on each of the other V - 1 tokens (the floor's formula
+    counts V - 1 of them); and the page claims for the initialisation only what it measures (250 steps with and
+    without Xavier), not "a minute and a few seconds"."""
+    assert "on each of the other V − 1 tokens" in text or "on each of the other V - 1 tokens" in text
+    assert "a minute and a few seconds" not in text
+    default, xavier = number(text, r"After 250 steps the default initialisation gets (\S+) % of the held-out sequences "
+                                   r"right where Xavier's gets (\S+) %")
+    assert default < xavier
