@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import os
 import socket
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from autograder.records.gradebook import executed_path
 from autograder.reporting.export import export_csv
 from autograder.reporting.feedback import write_feedback
 from autograder.sandbox import Limits
-from autograder.sandbox.command import RUNNER, RUNNER_IN_SANDBOX
+from helpers import sandbox_processes
 
 _spec = importlib.util.spec_from_file_location(
     "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py")
@@ -69,25 +68,6 @@ class Listener:
         self.running = False
         self.thread.join(timeout=5)
         self.sock.close()
-
-
-def sandbox_processes() -> list[str]:
-    """Processes of this checkout's sandboxes still alive: bwrap started with this checkout's
-    runner, or a process whose environment names this checkout's venv (what the sandbox gets).
-    Sandboxes of another checkout grading on the same machine are not ours to count."""
-    runner, venv_bin = str(RUNNER), f"PATH={Path(sys.executable).parent}:".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if runner in cmdline or (b"\0" + venv_bin in b"\0" + environ and RUNNER_IN_SANDBOX in cmdline):
-            found.append(f"{entry.name} {cmdline[:100]}")
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from autograder.model.notebooks import grade_id, is_test_cell, max_points, read,
 from autograder.model.records import CellResult, Result
 from autograder.reporting.feedback import feedback_notebook, render_html, tex_to_mathml
 from coursetools.samples import make_submission
+from helpers import offline_page
 
 NOTEBOOK = "02_dot_product_attention"
 # Every formula of the course's notebooks, and the macros the issue asks about.
@@ -201,32 +202,10 @@ def test_latex_outputs_are_mathml_too():
 
 
 def test_feedback_page_in_chromium(browser, page_file):
-    url = page_file.as_uri()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        requests: list[str] = []
-        blocked: list[str] = []
-        errors: list[str] = []
-
-        def route(r):
-            if r.request.url == url or r.request.url.startswith("data:"):
-                r.continue_()
-            else:
-                blocked.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
-        page.on("request", lambda req: requests.append(req.url))
-        page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
-        page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-        page.goto(url, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        page.wait_for_timeout(300)  # late console messages
-
-        others = sorted({u for u in requests + blocked if u != url and not u.startswith("data:")})
-        assert not others, f"the feedback page made requests besides itself: {others}"
-        assert not errors, "console errors:\n" + "\n".join(errors)
+    with offline_page(browser, page_file) as visit:
+        page = visit.page
+        assert not visit.others, f"the feedback page made requests besides itself: {visit.others}"
+        assert not visit.errors, "console errors:\n" + "\n".join(visit.errors)
 
         assert page.locator("math").count() >= len(COURSE_FORMULAS)
         intro = page.locator('math[display="block"]').filter(has_text="weights").first
@@ -241,5 +220,3 @@ def test_feedback_page_in_chromium(browser, page_file):
         for raw in ("$$", "\\frac", "\\text", "\\sqrt"):
             assert raw not in body, f"raw TeX {raw!r} visible on the feedback page"
         assert MESSAGE in body
-    finally:
-        context.close()

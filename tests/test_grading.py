@@ -10,29 +10,14 @@ from __future__ import annotations
 
 import csv
 import html
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from autograder import config
-from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
+from autograder.model.notebooks import read, secret_lines, source_notebook
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
-
-POINTS = max_points(read(source_notebook(NOTEBOOK)))
-TOTAL = sum(POINTS.values())
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    """`.venv/bin/python -m autograder ...` with the venv NOT on PATH, as a newcomer would call it."""
-    venv_bin = str(Path(sys.executable).parent)
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
-    env.pop("VIRTUAL_ENV", None)
-    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, env=env, cwd=config.REPO_ROOT, timeout=600)
+from helpers import POINTS, TOTAL, run_cli
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from autograder.intake.collect import collect
 from autograder.intake.uploads import prepare, read_roster, released_name
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
-from test_grading import POINTS, TOTAL, run_cli
+from helpers import POINTS, TOTAL, run_cli
 
 RELEASED = ["01_soft_lookup", NOTEBOOK]
 

@@ -14,7 +14,7 @@ from autograder.grading.late import Policy, final_score, late_days, parse_policy
 from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, write_submission
-from test_grading import run_cli
+from helpers import run_cli
 
 DEADLINE = datetime(2026, 12, 1, 23, 59, tzinfo=timezone.utc)
 

@@ -11,9 +11,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from autograder import config
+from helpers import cli, export, grade_until_killed, gradebook_rows, make_class, sandbox_processes
 from postgres import Server
-from test_adversarial import sandbox_processes
-from test_resume import cli, export, grade_until_killed, gradebook_rows, make_class
 
 
 @pytest.fixture(scope="module")

@@ -19,50 +19,8 @@ from autograder.reporting.export import rows as export_rows
 from autograder.reporting.report import write_report
 from conftest import NOTEBOOK, grade_quietly
 from coursetools.samples import make_submission, write_demo_class, write_submission
+from helpers import ORIGINAL, RENAMED_COPY, offline_page
 
-# trudy's answer: a correct attention with two helper functions of her own.
-ORIGINAL = '''def _flatten(t, n):
-    return t.reshape(-1, *t.shape[-n:])
-
-def _merge_heads(scores, lead, lq, lk):
-    return scores.reshape(*lead, lq, lk)
-
-def scaled_dot_product_attention(q, k, v, mask=None):
-    """My attention."""
-    lead = q.shape[:-2]
-    lq, dk = q.shape[-2:]
-    lk = k.shape[-2]
-    qf, kf, vf = _flatten(q, 2), _flatten(k, 2), _flatten(v, 2)
-    s = torch.bmm(qf, kf.transpose(1, 2)) * (1.0 / math.sqrt(dk))
-    s = _merge_heads(s, lead, lq, lk)
-    if mask is not None:
-        s = torch.where(mask, s, torch.full_like(s, float("-inf")))
-    w = softmax(s, dim=-1)
-    out = torch.bmm(_flatten(w, 2), vf).reshape(*lead, lq, v.shape[-1])
-    return out, w
-'''
-# mallory's: the same, renamed, commented, helpers moved below and swapped.
-RENAMED_COPY = '''def scaled_dot_product_attention(query, key, value, mask=None):
-    # attention, see lecture 2
-    batch_dims = query.shape[:-2]
-    n_q, depth = query.shape[-2:]
-    n_k = key.shape[-2]
-    a, b, c = flat(query, 2), flat(key, 2), flat(value, 2)
-    raw = torch.bmm(a, b.transpose(1, 2)) * (1.0 / math.sqrt(depth))   # the scores
-    raw = unflatten(raw, batch_dims, n_q, n_k)
-    if mask is not None:
-        raw = torch.where(mask, raw, torch.full_like(raw, float("-inf")))
-    probs = softmax(raw, dim=-1)
-    result = torch.bmm(flat(probs, 2), c).reshape(*batch_dims, n_q, value.shape[-1])
-    return result, probs
-
-def unflatten(x, batch_dims, n_q, n_k):
-    return x.reshape(*batch_dims, n_q, n_k)
-
-def flat(tensor, keep):
-    """Merge the leading dimensions."""
-    return tensor.reshape(-1, *tensor.shape[-keep:])
-'''
 HIDDEN = secret_lines(read(source_notebook(NOTEBOOK)))
 
 
@@ -166,38 +124,16 @@ def test_the_planted_copy_is_flagged_in_the_report(sample_class):
 
 
 def test_report_loads_in_chromium_offline_without_console_errors(browser, sample_class):
-    url = sample_class[2][0].as_uri()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        requests, blocked, errors = [], [], []
-
-        def route(r):
-            if r.request.url == url or r.request.url.startswith("data:"):
-                r.continue_()
-            else:
-                blocked.append(r.request.url)
-                r.abort()
-
-        page.route("**/*", route)
-        page.on("request", lambda req: requests.append(req.url))
-        page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
-        page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
-        page.goto(url, wait_until="load")
-        page.wait_for_load_state("networkidle")
-        page.wait_for_timeout(300)
-        others = sorted({u for u in requests + blocked if u != url and not u.startswith("data:")})
-        assert not others, f"the report made requests besides itself: {others}"
-        assert not errors, "console errors:\n" + "\n".join(errors)
+    with offline_page(browser, sample_class[2][0]) as visit:
+        assert not visit.others, f"the report made requests besides itself: {visit.others}"
+        assert not visit.errors, "console errors:\n" + "\n".join(visit.errors)
         for image in ("#histogram", "#pass-rates"):
-            size = page.eval_on_selector(image, "img => [img.complete, img.naturalWidth, img.naturalHeight]")
+            size = visit.page.eval_on_selector(image, "img => [img.complete, img.naturalWidth, img.naturalHeight]")
             assert size[0] and size[1] > 200 and size[2] > 100, f"{image} did not load: {size}"
-    finally:
-        context.close()
 
 
 def test_report_cli(sample_class, tmp_path):
-    from test_grading import run_cli
+    from helpers import run_cli
 
     _, work, _, _ = sample_class
     made = run_cli("report", "--workdir", str(work), "--out", str(tmp_path / "r"))

@@ -14,7 +14,7 @@ import pytest
 from autograder.reporting import similarity
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission
-from test_report import ORIGINAL, RENAMED_COPY
+from helpers import ORIGINAL, RENAMED_COPY
 
 CELL = "scaled_dot_product_attention"
 
