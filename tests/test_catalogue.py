@@ -2,8 +2,10 @@
 
 Wrong implementations must lose exactly the cells their file names; correct ones must
 score full marks; the untouched release scores zero with every test failing on its own;
-and every graded cell's hidden tests must catch at least one wrong implementation that its
-visible self-check lets through (otherwise the hidden part of that cell proves nothing).
+every graded cell's hidden tests must catch at least one wrong implementation that its
+visible self-check lets through (otherwise the hidden part of that cell proves nothing); and
+every visible self-check must catch the catalogued mistakes its lesson warns about
+(LESSON_WARNINGS, below).
 All chapters are graded in one `grade` run (and once more against the released notebooks,
 for the visible checks alone).
 """
@@ -98,3 +100,168 @@ def test_hidden_tests_of_each_cell_catch_a_mistake_the_visible_ones_miss(catalog
         and cell not in failed_cells(catalogues_visible_only[notebook][f"wrong-{impl.name}"])
     )
     assert caught, f"the hidden tests of {cell} catch no catalogued mistake that its visible self-check misses"
+
+
+# The mistakes each lesson warns about, per graded cell: {notebook: {grade_id: catalogued wrong files}}. The visible
+# self-check of that cell must catch every one of them (the hidden tests then catch the rest). "Lesson" is the
+# chapter's page (chapters/NN_*.md) or the exercise notebook's own text; the comments quote where it warns.
+LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
+    "01_soft_lookup": {
+        # 01_why_attention.md, "Common mistakes in a soft lookup": "**Averaging the keys.** The output is the weights
+        # times the *values*"
+        "ch01_output_one_query": ("weights_times_keys",),
+        # same list: "**Multiplying by the temperature.** $T$ divides the similarities"
+        "ch01_temperature": ("temperature_multiplied",),
+        # same list: "**Softmax over the wrong axis.** ... the softmax goes over the keys, the last axis"
+        "ch01_batch": ("softmax_over_queries",),
+        # same list: "**No max subtraction.** Fine for similarities near 1, `nan` as soon as ..."; the notebook:
+        # "Subtracting each query's largest similarity first fixes it"
+        "ch01_stability": ("no_max_subtraction", "global_max"),
+    },
+    "02_dot_product_attention": {
+        # notebook: "Since softmax(x) = softmax(x - c) ..., subtract the maximum along `dim` first ... Take **each
+        # row's own** maximum ..., not one maximum of the whole tensor"; 02_attention_by_hand.md, "Why softmax
+        # subtracts the max"
+        "softmax_stable": ("softmax_no_max", "softmax_global_max"),
+        # 02_attention_by_hand.md, "Two common mistakes with this example": "Stating the scaled formula but computing
+        # the unscaled numbers"; "Common mistakes with the scale": "Dividing by $d_k$ instead of $\sqrt{d_k}$"
+        "sdpa_worked_examples": ("no_scale", "scale_by_dk"),
+        # notebook: "set the score to $-\infty$ **before** the softmax, so that those weights come out exactly 0"
+        "sdpa_mask": ("mask_after_softmax",),
+    },
+    "03_masked_attention": {
+        # notebook: "Use `max_len`, not the longest length in the batch"; 03_masks.md: "Bug 3: a float copy of our mask
+        # passed to F.sdpa: float masks are *added*"
+        "ch03_padding_from_lengths": ("padding_longest_length", "float_masks"),
+        # notebook: "`True` **on and below** the diagonal: row $i$ (the query) may attend to keys $0, \dots, i$,
+        # itself included"
+        "ch03_causal_lower_triangle": ("causal_excludes_diagonal",),
+        # notebook: "block the scores **before** the softmax (with `-inf`), do not zero the weights after it";
+        # "Careful: `torch.nn.MultiheadAttention`'s `key_padding_mask` and boolean `attn_mask` mean the opposite"
+        "ch03_masked_keys_get_zero_weight": ("mask_after_softmax", "mha_convention"),
+        # notebook: "`softmax` of a row that is all `-inf` is `0 / 0 = NaN`"; "filling with `-1e9` instead of `-inf`
+        # gives no NaN but a *uniform* row"; "the **gradients** must have no NaN either"; 03_masks.md: "A NaN you remove
+        # in the forward pass can come back in the backward pass"
+        "ch03_fully_masked_rows_are_zero": ("fully_masked_nan", "fully_masked_uniform", "additive_inf_nan_to_num"),
+    },
+    "04_self_attention": {
+        # 04_self_and_cross_attention.md, "A common mistake: the query and the value swapped"
+        "ch04_cross_attention": ("swapped_query_value",),
+    },
+    "05_multi_head": {
+        # 05_multi_head_attention.md, "Mistakes that keep the shape": merge without the transpose, split along the
+        # sequence, scale by sqrt(d_model), softmax over the heads, no output projection
+        "ch05_self_attention": ("merge_without_transpose", "split_along_sequence", "scale_by_sqrt_d_model",
+                                "softmax_over_heads", "no_output_projection"),
+        # notebook: "The values come from `value`, not from `key`: ... `w_v(key)` goes unnoticed there"
+        "ch05_cross_attention": ("values_from_key",),
+        # 05_multi_head_attention.md: "`repeat` puts the masks in the order 0, 1, ..., 0, 1, ... and gives heads the
+        # mask of another sequence"; "PyTorch's boolean masks mean the opposite of ours"
+        "ch05_masks": ("mask_not_broadcast_over_heads", "mask_in_torch_convention"),
+    },
+    "06_positions": {
+        # 06_positional_encoding.md, "The exponent is $2i/d_{model}$: the `dim // dim_model` bug"; notebook: "sines
+        # and cosines are interleaved, and the exponent is $2i/d_{model}$, where $2i$ is the index of the pair's sine
+        # column"
+        "ch06_table_values": ("dim_floor_div", "not_interleaved", "exponent_i_over_d"),
+        # notebook: "**An odd `d_model` is refused.** ... raise `ValueError`"
+        "ch06_odd_d_model": ("odd_d_model_truncated",),
+        # notebook: "A plain attribute `self.pe = table` does none of that"
+        "ch06_buffer": ("plain_attribute",),
+        # notebook: "**Do not modify `x`.** `x += self.pe[:L]` changes the caller's tensor"; 06_positional_encoding.md,
+        # "Add, do not add in place"; notebook: "as **float32** (...; if you compute it in float64 or with numpy,
+        # convert it with `.float()` at the end)"
+        "ch06_forward": ("inplace_add", "numpy_table_float64"),
+        # notebook: "`nn.Dropout(dropout)` on the sum, which acts only in `train()` mode"
+        "ch06_dropout": ("dropout_in_eval",),
+    },
+    "07_encoder": {
+        # notebook: "post-LN is **not** `norm(x) + sublayer(x)` (the sum goes into the norm)"; "Do not modify `x` in
+        # place (`x += ...` changes the caller's tensor)"
+        "ch07_post_ln": ("post_ln_norm_plus_sublayer", "inplace_residual"),
+        # notebook: "in pre-LN the residual path carries `x` itself, not `norm(x)`"
+        "ch07_pre_ln": ("pre_ln_residual_from_normalised",),
+        # 07_encoder_block.md: "A classic slip: `F.dropout(x, p)` **without** `training=self.training` is active in
+        # `eval()` mode too"
+        "ch07_dropout": ("dropout_active_in_eval",),
+        # notebook: "`nn.ModuleList([EncoderLayer(...)] * num_layers)` holds **one** layer `num_layers` times"
+        "ch07_encoder": ("shared_layers",),
+        # 07_encoder_block.md: "a layer that uses the first one twice agrees with the right one until training moves
+        # the weights"
+        "ch07_gradients": ("one_layernorm_for_both",),
+    },
+    "08_transformer": {
+        # notebook: "A common bug to avoid: calling `cross_attn(memory, memory, x)` (query from the memory)"; "A mask of
+        # `None` means **no mask**: do not add a causal mask of your own"
+        "ch08_decoder_layer_vs_torch": ("cross_attn_query_value_swapped", "implied_causal_mask"),
+        # notebook: "cross-attention: the **query comes from the decoder** (`x`), key and value from `memory`, masked by
+        # `memory_mask`"; 08_decoder_and_transformer.md: "Without the causal mask (`tgt_mask=None`) ..." the decoder
+        # reads the future
+        "ch08_decoder_layer_masks": ("memory_mask_ignored", "causal_mask_ignored"),
+        # notebook: "`num_layers` **independent** `DecoderLayer`s (each built on its own, so that each has its own
+        # weights)"
+        "ch08_decoder": ("shared_decoder_layer",),
+        # 08_decoder_and_transformer.md: "Two common slips here: a last layer that projects to `d_model` again ..."
+        "ch08_transformer_structure": ("generator_to_d_model",),
+        # same: "... and a softmax inside the model"; notebook: "The embeddings are multiplied by $\sqrt{d_{model}}$,
+        # not by $d_{model}$, and the positions are added to the target too"
+        "ch08_transformer_vs_torch": ("softmax_on_logits", "embeddings_scaled_by_d_model", "no_target_positions"),
+    },
+    "09_train_and_decode": {
+        # 09_training.md, "A failure clinic": "**labels not shifted**"; notebook: "a label padded with anything else
+        # would be counted in the loss"; "Do not modify the lists you are given"
+        "ch09_batch_tensors": ("labels_not_shifted", "labels_padded_with_eos", "mutates_inputs"),
+        # 09_training.md, "A failure clinic": "**no causal mask**"; notebook: "`j <= i` (causal) **and** `j` is a real
+        # token of sequence `b` (not padding)"
+        "ch09_batch_masks": ("no_causal_mask", "tgt_mask_causal_only"),
+        # 09_training.md: "padding counted: the mistake"; notebook: "Use the `criterion` you are given"; "returning
+        # the tensor keeps its whole graph alive"; "decoding leaves it in `eval()` mode, and dropout must be on while
+        # training"
+        "ch09_train_step_loss": ("own_loss_counts_padding", "returns_tensor", "no_model_train"),
+        # notebook: "a sequence that has produced `eos_id` is **finished**: from then on, append `eos_id` to it whatever
+        # the model predicts, while the other sequences go on"
+        "ch09_decode_known": ("eos_ignored", "batch_stops_at_first_eos"),
+    },
+    "10_generate": {
+        # notebook: "along the sequence axis, `dim=2` (the axis of positions; not the heads, `dim=1`, nor the
+        # features, `dim=-1`)"
+        "ch10_cache_update": ("cache_cat_heads_axis", "cache_cat_feature_axis"),
+        # notebook: "Count positions, not calls to `update`"; "feed **only the newest token**"
+        "ch10_generate_steps": ("length_counts_every_update", "whole_sequence_and_cache"),
+        # notebook: "create a **new** `KVCache()` for this call (a cache left over from an earlier call, or shared
+        # between calls, would hold another sequence's keys)"
+        "ch10_generate_details": ("stale_cache_on_the_model", "stale_cache_default_argument"),
+        # notebook: "Dividing the *probabilities* by $T$ changes nothing once they are renormalised"; "keep only the
+        # `top_k` tokens with the **largest** logits"; "Do not modify `logits`"
+        "ch10_sampling": ("temperature_after_softmax", "top_k_smallest", "top_k_in_place"),
+    },
+}
+
+
+def test_lesson_warnings_name_catalogued_mistakes_of_graded_cells():
+    """The table above names real cells and real catalogue files, and each file expects to fail that cell."""
+    for notebook, cells in LESSON_WARNINGS.items():
+        graded = set(max_points(read(source_notebook(notebook))))
+        wrong = {impl.name: impl for impl in implementations(notebook, "wrong")}
+        for cell, names in cells.items():
+            assert cell in graded, f"{notebook}: no graded cell {cell}"
+            for name in names:
+                assert name in wrong, f"{notebook}/{cell}: no catalogued mistake wrong/{name}.py"
+                assert cell in wrong[name].expect_fail, f"wrong/{name}.py is warned about in {cell}: expect it to fail"
+
+
+@pytest.mark.parametrize("case", CELLS, ids=case_id)
+def test_visible_check_catches_the_mistakes_its_lesson_warns_about(catalogues_visible_only, case, record_property):
+    notebook, cell = case
+    caught = sorted(
+        impl.name
+        for impl in implementations(notebook, "wrong")
+        if cell in failed_cells(catalogues_visible_only[notebook][f"wrong-{impl.name}"])
+    )
+    record_property("caught_by_visible_check", ", ".join(caught))
+    print(f"{notebook} {cell}: the visible check catches {len(caught)}: {', '.join(caught) or '-'}")
+    missed = sorted(set(LESSON_WARNINGS.get(notebook, {}).get(cell, ())) - set(caught))
+    assert not missed, (
+        f"the visible check of {cell} lets through mistakes its lesson warns about: {missed}\n"
+        f"  it catches: {caught}"
+    )
