@@ -78,12 +78,14 @@ LATE_POLICY = "10%/day, max 3 days"
 GRADER_VERSION = "2"
 
 # Environment of the grading kernels: deterministic hashing, no GUI backend,
-# no thread oversubscription when several kernels share the cores.
+# no thread oversubscription when several kernels share the cores, and AUTOGRADER=1, which
+# a notebook's ungraded demonstration (chapter 09's training run) reads to skip itself.
 KERNEL_ENV = {
     "PYTHONHASHSEED": "0",
     "MPLBACKEND": "Agg",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    "AUTOGRADER": "1",
 }
 
 

@@ -164,10 +164,13 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         # and cosines are interleaved, and the exponent is $2i/d_{model}$, where $2i$ is the index of the pair's sine
         # column"
         "ch06_table_values": ("dim_floor_div", "not_interleaved", "exponent_i_over_d"),
-        # notebook: "**An odd `d_model` is refused.** ... raise `ValueError`"
-        "ch06_odd_d_model": ("odd_d_model_truncated",),
-        # notebook: "A plain attribute `self.pe = table` does none of that"
-        "ch06_buffer": ("plain_attribute",),
+        # notebook: "**An odd `d_model` is refused.** ... raise `ValueError` with a message saying that `d_model`
+        # must be even, in `sinusoidal_positional_encoding` **and** when `PositionalEncoding` is created with an odd
+        # `d_model`"
+        "ch06_odd_d_model": ("odd_d_model_truncated", "module_without_odd_check"),
+        # notebook: "it is saved in `state_dict()` (keep the default `persistent=True`). A plain attribute
+        # `self.pe = table` does none of that"
+        "ch06_buffer": ("plain_attribute", "buffer_not_persistent"),
         # notebook: "**Do not modify `x`.** `x += self.pe[:L]` changes the caller's tensor"; 06_positional_encoding.md,
         # "Add, do not add in place"; notebook: "as **float32** (...; if you compute it in float64 or with numpy,
         # convert it with `.float()` at the end)"
