@@ -107,6 +107,8 @@ MODULE_MARKERS = {
     "test_fork_server": ("grading",),
     "test_grading": ("grading",),
     "test_intake": ("grading",),
+    "test_moodle": ("grading",),
+    "test_nbgrader_layout": ("grading", "slow"),
     "test_postgres": ("grading", "postgres", "slow"),
     "test_report": ("grading",),
     "test_resume": ("grading", "slow"),

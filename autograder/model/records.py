@@ -46,6 +46,10 @@ class Submission:
     sha256: str = ""  # of the submitted bytes ("" when there are none)
     note: str = ""  # how the file was matched to the notebook (renamed, latest of several uploads)
     lms_late: bool | None = None  # the LMS's own late mark (Canvas: `_late_` in the name); None: no mark
+    # When the LMS says it was handed in (ISO 8601; nbgrader's timestamp.txt, Moodle's grading worksheet), and
+    # where that came from; "" when it says nothing
+    lms_time: str = ""
+    lms_time_source: str = ""
 
 
 @dataclass
