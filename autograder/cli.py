@@ -8,6 +8,7 @@ python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [-
 python -m autograder export --out worksheet.csv --format moodle [--notebook NB] [--roster WORKSHEET]
 python -m autograder report --out DIR [--workdir DIR]
 python -m autograder publish [--out DIR]
+python -m autograder gradescope NOTEBOOK --out autograder.zip [--visibility V]
 """
 
 from __future__ import annotations
@@ -172,6 +173,25 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gradescope(args: argparse.Namespace) -> int:
+    from autograder.integrations.gradescope import NOTEBOOK_TIMEOUT_S, build_zip
+    from autograder.sandbox import Limits
+
+    limits = Limits(
+        cell_timeout_s=args.timeout,
+        notebook_timeout_s=args.notebook_timeout or NOTEBOOK_TIMEOUT_S,
+        memory_bytes=int(args.memory * (1 << 30)),
+    )
+    members = build_zip(args.notebook, args.out, limits, args.visibility)
+    what = f"setup.sh, run_autograder, the grader, notebook/{args.notebook}.ipynb"
+    print(f"Wrote {args.out}: {len(members)} files ({what})")
+    print(
+        "Upload it as the assignment's autograder (Gradescope: Programming Assignment > Configure Autograder > Zip "
+        "file upload); give it at least 2 GB of memory (Autograder Settings): torch needs more than the default 768 MB."
+    )
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     import time
 
@@ -325,6 +345,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True)
     with_workdir(p)
     p.set_defaults(func=_report)
+
+    p = sub.add_parser(
+        "gradescope", help="write Gradescope's autograder zip of one notebook (setup.sh, run_autograder)"
+    )
+    p.add_argument("notebook", help="the notebook, e.g. 02_dot_product_attention")
+    p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
+    p.add_argument(
+        "--visibility",
+        choices=["visible", "after_due_date", "after_published", "hidden"],
+        default="visible",
+        help="when students see each test's result (Gradescope's setting; default: %(default)s)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=config.CELL_TIMEOUT_S,
+        help="wall-clock seconds per cell (default: %(default)s)",
+    )
+    p.add_argument(
+        "--notebook-timeout",
+        type=float,
+        default=None,
+        help="wall-clock seconds per notebook (default: 420, under Gradescope's default 10 minutes per run)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        default=config.SANDBOX_MEMORY_BYTES / (1 << 30),
+        help="address-space limit of the notebook's process in GiB, 0 for none (default: %(default)g)",
+    )
+    p.set_defaults(func=_gradescope)
 
     p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
     p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")

@@ -105,6 +105,7 @@ MODULE_MARKERS = {
     "test_copy_catalogue": ("grading", "slow"),
     "test_feedback_page": ("grading",),
     "test_fork_server": ("grading",),
+    "test_gradescope": ("grading", "slow"),
     "test_grading": ("grading",),
     "test_intake": ("grading",),
     "test_moodle": ("grading",),
