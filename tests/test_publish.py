@@ -6,7 +6,8 @@
 - no line of a solution region or of a hidden test of any `solutions/` notebook appears in the tree,
   in the site built here (`_build/html`, `_sources` and downloads included) or in the site built from
   the tree (policy for trivial lines: tests/leaks.py);
-- the tree builds its own site with `-W -n`, and its lesson notebooks run outside the book;
+- the tree builds its own site with `-W -n` (the build `make book` and its GitHub Actions workflow run:
+  tests/test_workflow.py), and its lesson notebooks run outside the book;
 - publishing is repeatable, keeps a clone's `.git`, and never empties a folder it did not write.
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_publish.py -q
@@ -60,6 +61,11 @@ def book() -> BookBuild:
     return build
 
 
+# What the public Makefile's `make book` runs once its venv is there, and so what the public release's GitHub
+# Actions workflow runs (tests/test_workflow.py checks both against this command).
+PUBLIC_BUILD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
+
+
 def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     """A public tree's own site, built as its Makefile does; the lessons' executions come from this
     repository's jupyter cache (the same notebooks), MathJax from its _vendor folder."""
@@ -68,7 +74,7 @@ def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     shutil.copytree(ROOT / "_vendor", out / "_vendor", dirs_exist_ok=True)
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("MPLBACKEND", None)
-    result = subprocess.run(["jupyter-book", "build", ".", "-W", "-n", "--keep-going"], cwd=out, env=env,
+    result = subprocess.run(PUBLIC_BUILD, cwd=out, env=env,
                             capture_output=True, text=True, timeout=600)
     return result, out / "_build" / "html"
 
@@ -111,7 +117,7 @@ def test_tree_holds_exactly_the_student_files(tree):
     course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
     expected = pages | lessons | ext | course | {
         PUBLISHED_MARKER, ".gitignore", "Makefile", "README.md", "requirements.txt", "_config.yml", "_toc.yml",
-        "tools/vendor_mathjax.py",
+        "tools/vendor_mathjax.py", ".github/workflows/pages.yml",
     }
     assert files == expected, f"unexpected: {sorted(files - expected)}; missing: {sorted(expected - files)}"
     for forbidden in ("solutions/", "tests/", "autograder/", "grading/", "pyproject.toml"):
