@@ -136,6 +136,10 @@ def test_grades_are_the_ones_nbgrader_shows(course, tmp_path):
     assert sorted(ours) == [("alice", OTHER), ("alice", NOTEBOOK), ("bob", NOTEBOOK), ("carol", NOTEBOOK),
                             ("dave", OTHER), ("erin", OTHER)]
     assignment_of = {NOTEBOOK: "ps1", OTHER: "ps2"}
+    pages = run_cli("feedback", str(course), "--workdir", str(work), "--out", str(tmp_path / "feedback"))
+    assert pages.returncode == 0, pages.stdout + pages.stderr
+    assert sorted(p.relative_to(tmp_path / "feedback").as_posix() for p in (tmp_path / "feedback").rglob("*.html")) == [
+        f"{student}/{notebook}.html" for student, notebook in sorted(ours)]
 
     # nbgrader's Gradebook: assignments named as in the course, per-cell scores, timestamps, late penalties
     with Gradebook(db, COURSE_ID) as gb:
