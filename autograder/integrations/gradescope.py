@@ -280,7 +280,10 @@ def results_json(result: Result, source: NotebookNode, settings: dict, seconds: 
         "score": result.score,
         "execution_time": round(seconds),
         "output": "\n".join(
-            [f"{result.score:g} / {result.max_score:g} points: each test below says what it checked and what failed."]
+            [
+                f"{result.score:g} / {result.max_score:g} points: "
+                + ("every test passed." if result.score >= result.max_score else "each failed test says what failed.")
+            ]
             + student_message(result, hidden, tests=False)
         ),
         "output_format": "text",
