@@ -5,8 +5,10 @@ python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR]
         [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
 python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
 python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
+python -m autograder export --out worksheet.csv --format moodle [--notebook NB] [--roster WORKSHEET]
 python -m autograder report --out DIR [--workdir DIR]
 python -m autograder publish [--out DIR]
+python -m autograder gradescope NOTEBOOK --out autograder.zip [--visibility V]
 """
 
 from __future__ import annotations
@@ -100,8 +102,21 @@ def _feedback(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from autograder.reporting.export import export_canvas, export_csv
+    from autograder.reporting.export import export_canvas, export_csv, export_moodle
 
+    if args.format == "moodle":
+        if args.assignment_id:
+            raise ValueError("--assignment-id goes with --format canvas (a Moodle worksheet is one assignment)")
+        students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster)
+        for warning in warnings:
+            print(f"warning: {warning}")
+        print(
+            f"Wrote {students} student(s) to {args.out} as Moodle's grading worksheet (the assignment: Grading action "
+            "> Upload grading worksheet)"
+        )
+        return 0
+    if args.notebook:
+        raise ValueError("--notebook goes with --format moodle")
     if args.format == "canvas":
         ids = {}
         for pair in args.assignment_id or []:
@@ -120,7 +135,7 @@ def _export(args: argparse.Namespace) -> int:
         )
         return 0
     if args.roster or args.assignment_id:
-        raise ValueError("--roster and --assignment-id go with --format canvas")
+        raise ValueError("--roster and --assignment-id go with --format canvas (--roster also with --format moodle)")
     rows = export_csv(args.out, args.workdir, args.db)
     print(f"Wrote {rows} row(s) to {args.out}")
     return 0
@@ -158,6 +173,25 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gradescope(args: argparse.Namespace) -> int:
+    from autograder.integrations.gradescope import NOTEBOOK_TIMEOUT_S, build_zip
+    from autograder.sandbox import Limits
+
+    limits = Limits(
+        cell_timeout_s=args.timeout,
+        notebook_timeout_s=args.notebook_timeout or NOTEBOOK_TIMEOUT_S,
+        memory_bytes=int(args.memory * (1 << 30)),
+    )
+    members = build_zip(args.notebook, args.out, limits, args.visibility)
+    what = f"setup.sh, run_autograder, the grader, notebook/{args.notebook}.ipynb"
+    print(f"Wrote {args.out}: {len(members)} files ({what})")
+    print(
+        "Upload it as the assignment's autograder (Gradescope: Programming Assignment > Configure Autograder > Zip "
+        "file upload); give it at least 2 GB of memory (Autograder Settings): torch needs more than the default 768 MB."
+    )
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     import time
 
@@ -190,15 +224,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "submissions",
         type=Path,
-        help="a folder SUBMISSIONS/<student>/<notebook>.ipynb, a zip of one, or an LMS "
-        "export (Canvas's submissions zip or its unzipped folder)",
+        help="a folder SUBMISSIONS/<student>/<notebook>.ipynb, a zip of one, an LMS export (Canvas's or "
+        "Moodle's submissions zip or its unzipped folder), or an nbgrader course directory (its "
+        "submitted/<student>/<assignment>/<notebook>.ipynb)",
     )
     with_workdir(p)
     p.add_argument(
         "--roster",
         type=Path,
-        help="CSV mapping LMS user ids to students (columns id, student; or Canvas's "
-        "gradebook export): names the LMS files and lists who submitted nothing",
+        help="CSV mapping LMS user ids to students (columns id, student; Canvas's gradebook export; or a "
+        "Moodle assignment's grading worksheet, which also gives submission times): names the LMS files and lists "
+        "who submitted nothing",
     )
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.add_argument(
@@ -276,19 +312,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_feedback)
 
     p = sub.add_parser(
-        "export", help="write the gradebook as CSV: one row per student and notebook, or for Canvas's import"
+        "export",
+        help="write the gradebook as CSV: one row per student and notebook, or for Canvas's or Moodle's import",
     )
     p.add_argument("--out", type=Path, required=True)
     p.add_argument(
         "--format",
-        choices=["csv", "canvas"],
+        choices=["csv", "canvas", "moodle"],
         default="csv",
         help="csv (default): every test cell, reasons, late columns; canvas: one column per notebook, "
-        "the layout Canvas's gradebook import reads",
+        "the layout Canvas's gradebook import reads; moodle: one notebook as a Moodle assignment's grading "
+        "worksheet (grade and feedback comment per participant)",
     )
     p.add_argument(
-        "--roster", type=Path, help="with --format canvas: the roster given to grade (fills Canvas's ID column)"
+        "--roster",
+        type=Path,
+        help="with --format canvas or moodle: the roster given to grade (fills Canvas's ID column; Moodle's "
+        "worksheet fills names and e-mail addresses)",
     )
+    p.add_argument("--notebook", help="with --format moodle: the notebook to export (needed when there are several)")
     p.add_argument(
         "--assignment-id",
         action="append",
@@ -303,6 +345,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True)
     with_workdir(p)
     p.set_defaults(func=_report)
+
+    p = sub.add_parser(
+        "gradescope", help="write Gradescope's autograder zip of one notebook (setup.sh, run_autograder)"
+    )
+    p.add_argument("notebook", help="the notebook, e.g. 02_dot_product_attention")
+    p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
+    p.add_argument(
+        "--visibility",
+        choices=["visible", "after_due_date", "after_published", "hidden"],
+        default="visible",
+        help="when students see each test's result (Gradescope's setting; default: %(default)s)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=config.CELL_TIMEOUT_S,
+        help="wall-clock seconds per cell (default: %(default)s)",
+    )
+    p.add_argument(
+        "--notebook-timeout",
+        type=float,
+        default=None,
+        help="wall-clock seconds per notebook (default: 420, under Gradescope's default 10 minutes per run)",
+    )
+    p.add_argument(
+        "--memory",
+        type=float,
+        default=config.SANDBOX_MEMORY_BYTES / (1 << 30),
+        help="address-space limit of the notebook's process in GiB, 0 for none (default: %(default)g)",
+    )
+    p.set_defaults(func=_gradescope)
 
     p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
     p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")

@@ -16,7 +16,10 @@ repository and Colab buttons use). `publish` writes its whole tree:
   opens it), with a first code cell that lets it run outside the book's build (`SETUP_*` below) and
   its MyST roles and directives turned into plain Markdown (`notebook_markdown`);
 - a README for students, a Makefile that builds the site, `requirements.txt` (pins taken from
-  `pyproject.toml`), `.gitignore`, from the templates in `tools/public/`.
+  `pyproject.toml`), `.gitignore`, from the templates in `tools/public/`;
+- `.github/workflows/pages.yml` (`tools/public/pages.yml`): GitHub Actions builds the site with that
+  Makefile's `make book` on every push (torch's CPU build, the executed lessons cached) and deploys it to
+  GitHub Pages from the default branch; the README says the one setting to switch on.
 
 What is for instructors only: the pages named in `course_private_pages` (`_config.yml`, the grading
 guide: it runs the grader at build time) are left out together with their `_toc.yml` entries, and
@@ -66,6 +69,8 @@ ASSET_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg"}
 PUBLIC_REQUIREMENTS = ("torch", "numpy", "matplotlib", "ipykernel", "jupyter-book")
 # Copied as they are (besides the pages, _ext/ and course/).
 TOOLS = ("tools/vendor_mathjax.py", "tools/build_book.py")
+# The workflow that builds the site and deploys it to GitHub Pages (from tools/public/pages.yml).
+PAGES_WORKFLOW = ".github/workflows/pages.yml"
 
 
 class PublishError(ValueError):
@@ -728,6 +733,7 @@ def publish(
     tree.write("requirements.txt", requirements(root))
     tree.write("Makefile", (templates / "Makefile").read_text(encoding="utf-8"))
     tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
+    tree.write(PAGES_WORKFLOW, (templates / "pages.yml").read_text(encoding="utf-8"))
     tree.write("README.md", student_readme(root, settings, chapters, uses_course))
     _check_tree(Path(out), settings.private_pages)
     return Publication(
@@ -738,6 +744,15 @@ def publish(
         warnings,
         frozenset(c.number for c in manifest.chapters if c.exercise),
     )
+
+
+def pages_url(settings: Settings) -> str:
+    """Where GitHub Pages serves the public repository's site (a project site; a `<owner>.github.io` repository
+    is the owner's site)."""
+    owner, name = settings.github
+    if name.lower() == f"{owner.lower()}.github.io":
+        return f"https://{owner.lower()}.github.io/"
+    return f"https://{owner.lower()}.github.io/{name}/"
 
 
 def student_readme(
@@ -772,6 +787,7 @@ def student_readme(
         "| `_config.yml`, `_toc.yml`, `_ext/` | the website's settings, table of contents and Sphinx extensions |",
         "| `tools/vendor_mathjax.py` | downloads MathJax once, so the website renders math offline |",
         "| `Makefile`, `requirements.txt` | `make book` builds the website into `_build/html` |",
+        f"| `{PAGES_WORKFLOW}` | GitHub Actions: `make book` on every push, deployed to GitHub Pages |",
     ]
     text = (config.PUBLIC_TEMPLATES_DIR / "README.md").read_text(encoding="utf-8")
     replacements = {
@@ -781,6 +797,8 @@ def student_readme(
         "{{chapters}}": "\n".join(rows),
         "{{layout}}": "\n".join(layout),
         "{{lesson_dir}}": settings.lesson_dir,
+        "{{pages_url}}": pages_url(settings),
+        "{{pages_workflow}}": PAGES_WORKFLOW,
     }
     for key, value in replacements.items():
         text = text.replace(key, value)

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
+
 from autograder import config
 from autograder.model.notebooks import max_points, read, source_notebook
 from autograder.sandbox.command import RUNNER, RUNNER_IN_SANDBOX
@@ -146,6 +148,11 @@ def flat(tensor, keep):
     """Merge the leading dimensions."""
     return tensor.reshape(-1, *tensor.shape[-keep:])
 '''
+
+
+def notebook_bytes(nb=None) -> bytes:
+    """A notebook as a file's bytes (the demo notebook's reference submission by default)."""
+    return nbformat.writes(nb if nb is not None else make_submission(NOTEBOOK)).encode()
 
 
 @dataclass

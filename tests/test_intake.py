@@ -14,7 +14,6 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograder import config
@@ -23,13 +22,9 @@ from autograder.intake.collect import collect
 from autograder.intake.uploads import prepare, read_roster, released_name
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
-from helpers import POINTS, TOTAL, run_cli
+from helpers import POINTS, TOTAL, notebook_bytes, run_cli
 
 RELEASED = ["01_soft_lookup", NOTEBOOK]
-
-
-def notebook_bytes(nb=None) -> bytes:
-    return nbformat.writes(nb if nb is not None else make_submission(NOTEBOOK)).encode()
 
 
 def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] | None = None) -> Path:

@@ -3,7 +3,8 @@
 Read from the code with `ast` (every `import` and `from ... import`, at any depth, lazy ones included):
 
 - `autograder` is the grader, in layers that import only downwards:
-  model (records, notebook formats) < intake, sandbox, records (the gradebook) < grading < reporting < cli;
+  model (records, notebook formats) < intake, sandbox, records (the gradebook) < grading < reporting
+  < integrations (platforms that run the grader themselves: Gradescope) < cli;
   `config` is below everything. The grader never imports the course's tooling (`coursetools`) or the
   course's code (`course`): only the CLI, the thin top, reaches coursetools for `release` and `publish`.
 - `autograder/runner/` is a program that runs inside the sandbox: it imports only the standard library,
@@ -34,8 +35,9 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder.records": 2,
     "autograder.grading": 3,
     "autograder.reporting": 4,
-    "autograder.cli": 5,
-    "autograder.__main__": 6,
+    "autograder.integrations": 5,
+    "autograder.cli": 6,
+    "autograder.__main__": 7,
 }
 STDLIB = set(sys.stdlib_module_names)
 RUNNER_MAY_IMPORT = STDLIB | {"torch", "numpy", "matplotlib", "matplotlib_inline", "IPython", "traitlets",

@@ -6,7 +6,8 @@
 - no line of a solution region or of a hidden test of any `solutions/` notebook appears in the tree,
   in the site built here (`_build/html`, `_sources` and downloads included) or in the site built from
   the tree (policy for trivial lines: tests/leaks.py);
-- the tree builds its own site with `-W -n`, and its lesson notebooks run outside the book;
+- the tree builds its own site with `-W -n` (the build `make book` and its GitHub Actions workflow run:
+  tests/test_workflow.py), and its lesson notebooks run outside the book;
 - publishing is repeatable, keeps a clone's `.git`, and never empties a folder it did not write.
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_publish.py -q
@@ -31,7 +32,7 @@ from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
 from coursetools.publish import ADDED_TAG, PUBLISHED_MARKER, PublishError, publish, read_settings, toc_files
 from leaks import find_leaks, secret_lines
-from publish_tree import LAST_CHAPTER, published
+from publish_tree import LAST_CHAPTER, PUBLIC_BUILD, published
 
 SETTINGS = read_settings()
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
@@ -61,7 +62,7 @@ def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     shutil.copytree(ROOT / "_vendor", out / "_vendor", dirs_exist_ok=True)
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("MPLBACKEND", None)
-    result = subprocess.run([sys.executable, "tools/build_book.py", ".", "-W", "-n", "--keep-going"], cwd=out, env=env,
+    result = subprocess.run([sys.executable, *PUBLIC_BUILD], cwd=out, env=env,
                             capture_output=True, text=True, timeout=600)
     return result, out / "_build" / "html"
 
@@ -104,7 +105,7 @@ def test_tree_holds_exactly_the_student_files(tree):
     course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
     expected = pages | lessons | ext | course | {
         PUBLISHED_MARKER, ".gitignore", "Makefile", "README.md", "requirements.txt", "_config.yml", "_toc.yml",
-        "tools/vendor_mathjax.py", "tools/build_book.py",
+        "tools/vendor_mathjax.py", "tools/build_book.py", ".github/workflows/pages.yml",
     }
     assert files == expected, f"unexpected: {sorted(files - expected)}; missing: {sorted(expected - files)}"
     for forbidden in ("solutions/", "tests/", "autograder/", "grading/", "pyproject.toml"):

@@ -151,7 +151,9 @@ def execute_submission(job: Job) -> Result:
         result.repairs = aligned.repairs
         return result
     nb = aligned.notebook
-    report = run_cells(cells_to_run(nb), job.limits, sandboxed=job.sandboxed, harden=job.harden)
+    report = run_cells(
+        cells_to_run(nb), job.limits, sandboxed=job.sandboxed, harden=job.harden, unprivileged=job.unprivileged
+    )
     if report.machinery_error:
         return zero_result(job, "not graded: the grader failed (it will retry)", source, internal_error=report.machinery_error)
     integrity = _fill_outputs(nb, report)

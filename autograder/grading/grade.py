@@ -27,7 +27,7 @@ from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.pools import LocalPool, Runner, open_pool
 from autograder.model.records import Job, Result
 from autograder.records.gradebook import Writer, load_result
-from autograder.intake.uploads import prepare
+from autograder.intake.uploads import nbgrader_assignments, prepare
 from autograder.grading.late import Lateness, final_score
 from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.sandbox import Limits, check_available, shutdown_servers
@@ -64,7 +64,9 @@ def _with_late(result: Result, sub: Submission, previous: Result | None, latenes
     so grading again (even without --deadline) gives the same penalty."""
     kept = previous.late if previous is not None and previous.submission_sha256 == sub.sha256 else None
     if lateness is not None:
-        result.late, notes = lateness.assess(sub.student, sub.notebook, sub.path, result.score, kept, sub.lms_late)
+        result.late, notes = lateness.assess(
+            sub.student, sub.notebook, sub.path, result.score, kept, sub.lms_late, sub.lms_time, sub.lms_time_source
+        )
         warnings += notes
     elif kept is not None:
         result.late = replace(kept, final_score=final_score(result.score, kept.penalty))
@@ -101,9 +103,13 @@ def grade(
 
     results: dict[tuple[str, str], Result] = {}
     started = time.monotonic()
-    with Writer(options.workdir, options.db_url) as writer:
+    assignments, course = nbgrader_assignments(submissions_dir)  # an nbgrader course: its assignments and folder
+    if course is not None:
+        print(f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}", file=out, flush=True)
+    deadline = options.lateness.deadline if options.lateness else None
+    with Writer(options.workdir, options.db_url, assignments, course) as writer:
         for name, path in sources.items():
-            writer.register_notebook(name, read(path))
+            writer.register_notebook(name, read(path), deadline)
         todo: list[Job] = []
         previous: dict[tuple[str, str], Result | None] = {}
         warnings: list[str] = []
@@ -115,9 +121,9 @@ def grade(
                 before = cached.late
                 _with_late(cached, sub, stored, options.lateness, warnings)
                 if cached.late != before:
-                    writer.record(cached)  # a deadline given now: the record gets its lateness
+                    writer.record(cached, sub.lms_time)  # a deadline given now: the record gets its lateness
                 else:
-                    writer.record_in_gradebook(cached)  # idempotent; repairs a run killed mid-write
+                    writer.record_in_gradebook(cached, sub.lms_time)  # idempotent; repairs a run killed mid-write
                 results[(sub.student, sub.notebook)] = cached
             else:
                 todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
@@ -149,7 +155,7 @@ def grade(
                 _with_late(result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings)
                 for warning in late_warnings:
                     print(warning, file=out, flush=True)
-                writer.record(result)
+                writer.record(result, sub.lms_time)
                 status = f"{result.score:g}/{result.max_score:g}"
                 extra = f"  ({result.reason})" if result.reason else ""
             print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)

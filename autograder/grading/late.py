@@ -10,12 +10,15 @@ the result record and the export keep it, next to `late_days`, `penalty` and `fi
 Where a submission's time comes from, first found wins:
 1. `--timestamps CSV`, the LMS's export of submission times: columns `student`,
    `submitted_at` (ISO 8601), optionally `notebook`;
-2. the submission time recorded the last time this same file (same SHA-256) was graded:
+2. for an LMS export (autograder/intake/uploads.py) that records when a submission was handed in, that
+   time: nbgrader's `timestamp.txt` (written by `nbgrader collect` and `zip_collect`), Moodle's grading
+   worksheet given as the roster (its "Last modified (submission)" column);
+3. the submission time recorded the last time this same file (same SHA-256) was graded:
    grading again, even long after the deadline and without the CSV, gives the same penalty;
-3. for an LMS export (autograder/intake/uploads.py), the LMS's own late mark: Canvas puts `_late_` in the
+4. for an LMS export without times, the LMS's own late mark: Canvas puts `_late_` in the
    file name (computed against each student's own due date) but no time in its zip, so a marked
    file counts as 1 day late, with a warning to give --timestamps for the real number of days;
-4. the file's modification time, with a warning (a copy or an unzip may have changed it).
+5. the file's modification time, with a warning (a copy or an unzip may have changed it).
 When a student's folder has a file with `LATE` in its name and the time found says "on time",
 a warning says so (the time wins; check it by hand).
 """
@@ -93,12 +96,16 @@ class Lateness:
     policy: Policy
     timestamps: dict[tuple[str, str | None], datetime] | None = None
 
-    def recorded_time(self, student: str, notebook: str, previous: LateRecord | None) -> tuple[datetime, str] | None:
-        """(time, where it came from) from the --timestamps CSV or an earlier grading, if either has one."""
+    def recorded_time(
+        self, student: str, notebook: str, previous: LateRecord | None, lms_time: str = "", lms_source: str = ""
+    ) -> tuple[datetime, str] | None:
+        """(time, where it came from) from the --timestamps CSV, the LMS's record or an earlier grading, if one has it."""
         if self.timestamps is not None:
             for key in ((student, notebook), (student, None)):
                 if key in self.timestamps:
                     return self.timestamps[key], "timestamps CSV"
+        if lms_time:
+            return parse_time(lms_time), lms_source or "LMS export: submission time"
         if previous is not None and previous.submitted_at:
             return parse_time(previous.submitted_at), previous.source or "earlier grading"
         return None
@@ -112,14 +119,15 @@ class Lateness:
         return None, "", f"warning: {student}/{notebook}: no submission time found; not counted late"
 
     def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: LateRecord | None = None,
-               lms_late: bool | None = None) -> tuple[LateRecord, list[str]]:
+               lms_late: bool | None = None, lms_time: str = "", lms_source: str = "") -> tuple[LateRecord, list[str]]:
         """The `late` record of one result, and any warnings.
 
+        `lms_time` (with `lms_source`, where it came from) is the time the LMS recorded, when it records one.
         `lms_late` is the LMS export's own mark (autograder/intake/uploads.py); it stands in for a time
         when neither --timestamps nor an earlier grading gives one: the file's modification time
         after unzipping is the time the zip was made, not when the student handed in. Without a
         time, late counts as 1 day (the least it can be) and not late as on time."""
-        recorded = self.recorded_time(student, notebook, previous)
+        recorded = self.recorded_time(student, notebook, previous, lms_time, lms_source)
         warnings: list[str] = []
         if recorded is None and lms_late is not None:
             when, source, days = None, "LMS export: marked late" if lms_late else "LMS export: not marked late", int(lms_late)

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.intake.uploads import Upload, choose_latest, duplicate_number, read_manifest, released_name
+from autograder.intake.uploads import (
+    NBGRADER_KEY,
+    Upload,
+    choose_latest,
+    duplicate_number,
+    read_manifest,
+    released_name,
+)
 from autograder.model.records import Submission
 
 # Student ids become folder names and gradebook keys: keep them boring.
@@ -71,15 +78,20 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
             f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}"
         )
     manifest = read_manifest(submissions_dir)
+    # nbgrader's layout: a student has a row for the notebooks of the assignments they handed in, no other
+    nbgrader = NBGRADER_KEY in manifest
     found: list[Submission] = []
     for student_dir in student_dirs:
         student = student_dir.name
         files = sorted(p for p in student_dir.iterdir() if p.is_file() and not p.name.startswith("."))
         for name in notebooks:
             entry = manifest.get(f"{student}/{name}", {})
+            if nbgrader and not entry:
+                continue
             lms = {"note": entry.get("note", ""), "lms_late": entry.get("late")}
+            when = {"lms_time": entry.get("submitted_at", ""), "lms_time_source": entry.get("time_source", "")}
             if entry.get("problem"):
-                found.append(Submission(student, name, None, entry["problem"], **lms))
+                found.append(Submission(student, name, None, entry["problem"], **lms, **when))
                 continue
             path, note = _the_file(student_dir, name, files, notebooks)
             if path is not None:
@@ -94,6 +106,7 @@ def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
                         hashlib.sha256(data).hexdigest(),
                         note,
                         lms["lms_late"],
+                        **when,
                     )
                 )
                 continue

@@ -46,6 +46,10 @@ class Submission:
     sha256: str = ""  # of the submitted bytes ("" when there are none)
     note: str = ""  # how the file was matched to the notebook (renamed, latest of several uploads)
     lms_late: bool | None = None  # the LMS's own late mark (Canvas: `_late_` in the name); None: no mark
+    # When the LMS says it was handed in (ISO 8601; nbgrader's timestamp.txt, Moodle's grading worksheet), and
+    # where that came from; "" when it says nothing
+    lms_time: str = ""
+    lms_time_source: str = ""
 
 
 @dataclass
@@ -68,6 +72,8 @@ class Job:
     source_path: Path  # solutions/<notebook>.ipynb
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True  # False only when the instructor passed --no-sandbox
+    # with sandboxed False, as root: no bubblewrap, but a uid of its own (Gradescope's container, where bwrap fails)
+    unprivileged: bool = False
     harden: bool = True  # the runner's integrity checks (off only in tests that prove they matter)
 
 

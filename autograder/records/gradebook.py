@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import warnings
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -79,13 +80,36 @@ def open_gradebook(url: str):
         raise ConnectionError(f"could not open the gradebook {shown}: {first}") from None
 
 
-class Writer:
-    """Stores results as they arrive. Use as a context manager."""
+def gradebook_time(iso: str) -> datetime | None:
+    """An ISO 8601 time as nbgrader's gradebook keeps times: naive, in UTC (nbgrader.utils.parse_utc)."""
+    if not iso:
+        return None
+    from nbgrader.utils import parse_utc
 
-    def __init__(self, workdir: Path, db_url: str | None = None):
+    return parse_utc(iso)
+
+
+class Writer:
+    """Stores results as they arrive. Use as a context manager.
+
+    In nbgrader's gradebook each notebook is an assignment of its own name, unless it came in nbgrader's
+    course layout (`assignments`: notebook -> the nbgrader assignment it was submitted in). With `course`,
+    an nbgrader course directory, each executed notebook is also written where `nbgrader autograde` puts
+    it (`<course>/autograded/<student>/<assignment>/<notebook>.ipynb`, with the submission's timestamp.txt),
+    which nbgrader's formgrader needs to show a submission as autograded."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        db_url: str | None = None,
+        assignments: dict[str, str] | None = None,
+        course: Path | None = None,
+    ):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.gradebook = open_gradebook(config.gradebook_url(self.workdir, db_url))
+        self.assignments = dict(assignments or {})
+        self.course = Path(course) if course else None
 
     def __enter__(self) -> Writer:
         return self
@@ -93,39 +117,76 @@ class Writer:
     def __exit__(self, *exc) -> None:
         self.gradebook.close()
 
-    def register_notebook(self, name: str, source: NotebookNode) -> None:
-        """Assignment `name` with one notebook `name`, its test cells and solution cells."""
+    def assignment(self, notebook: str) -> str:
+        return self.assignments.get(notebook, notebook)
+
+    def register_notebook(self, name: str, source: NotebookNode, duedate: datetime | None = None) -> None:
+        """The notebook `name` of its assignment (by default one of the same name), its test cells and solution
+        cells; `duedate` (the deadline given to `grade`) becomes the assignment's due date."""
         gb = self.gradebook
-        gb.update_or_create_assignment(name)
-        gb.update_or_create_notebook(name, name)
+        assignment = self.assignment(name)
+        if duedate is not None:
+            gb.update_or_create_assignment(assignment, duedate=gradebook_time(duedate.isoformat()))
+        else:
+            gb.update_or_create_assignment(assignment)
+        gb.update_or_create_notebook(name, assignment)
         for gid, points in max_points(source).items():
-            gb.update_or_create_grade_cell(gid, name, name, max_score=points, cell_type="code")
+            gb.update_or_create_grade_cell(gid, name, assignment, max_score=points, cell_type="code")
         for cell in source.cells:
             if is_solution_cell(cell):
-                gb.update_or_create_solution_cell(grade_id(cell), name, name)
+                gb.update_or_create_solution_cell(grade_id(cell), name, assignment)
 
-    def record(self, result: Result) -> None:
-        """Write the record file (atomically) and the gradebook rows of one result."""
+    def record(self, result: Result, submitted_at: str = "") -> None:
+        """Write the record file (atomically) and the gradebook rows of one result (`submitted_at`: the time the
+        LMS recorded, ISO 8601, kept as the submission's timestamp)."""
+        text = None
         if result.executed is not None:
-            path = executed_path(self.workdir, result.student, result.notebook)
-            atomic_write(path, nbformat.writes(nbformat.from_dict(result.executed)))
+            text = nbformat.writes(nbformat.from_dict(result.executed))
+            atomic_write(executed_path(self.workdir, result.student, result.notebook), text)
+        if self.course is not None:
+            self._write_autograded(result, text, submitted_at)
         atomic_write(result_path(self.workdir, result.student, result.notebook), json.dumps(result.to_json(), indent=1))
-        self.record_in_gradebook(result)
+        self.record_in_gradebook(result, submitted_at)
 
-    def record_in_gradebook(self, result: Result) -> None:
+    def _write_autograded(self, result: Result, text: str | None, submitted_at: str) -> None:
+        """The submission's folder in the course's autograded/ (as `nbgrader autograde` leaves it: the timestamp of
+        the submission, and the executed notebook when it could run)."""
+        assert self.course is not None
+        folder = self.course / "autograded" / result.student / self.assignment(result.notebook)
+        folder.mkdir(parents=True, exist_ok=True)
+        if text is not None:
+            atomic_write(folder / f"{result.notebook}.ipynb", text)
+        submitted = self.course / "submitted" / result.student / self.assignment(result.notebook) / "timestamp.txt"
+        if submitted.is_file():
+            atomic_write(folder / "timestamp.txt", submitted.read_text(encoding="utf-8"))
+        elif submitted_at:
+            atomic_write(folder / "timestamp.txt", submitted_at)
+
+    def record_in_gradebook(self, result: Result, submitted_at: str = "") -> None:
+        """The submission's grades (auto_score per test cell), its timestamp (the LMS's time, else the time the
+        late-work rules used) and, for late work, nbgrader's late_submission_penalty: the points the penalty
+        takes, so that nbgrader's score (raw score less penalty) is the final score."""
         from nbgrader.api import MissingEntry
 
         gb = self.gradebook
+        assignment = self.assignment(result.notebook)
         gb.update_or_create_student(result.student)
         try:
-            gb.find_submission(result.notebook, result.student)
+            gb.find_submission(assignment, result.student)
         except MissingEntry:
             with warnings.catch_warnings():
                 # nbgrader's add_submission trips SQLAlchemy 2's autoflush warnings; harmless.
                 warnings.simplefilter("ignore", SAWarning)
-                gb.add_submission(result.notebook, result.student)
+                gb.add_submission(assignment, result.student)
+        submission = gb.find_submission(assignment, result.student)
+        when = gradebook_time(submitted_at or (result.late.submitted_at if result.late else ""))
+        if when is not None:
+            submission.timestamp = when
         for cell in result.cells:
-            grade = gb.find_grade(cell.grade_id, result.notebook, result.notebook, result.student)
+            grade = gb.find_grade(cell.grade_id, result.notebook, assignment, result.student)
             grade.auto_score = cell.points
             grade.needs_manual_grade = False
+        notebook = gb.find_submission_notebook(result.notebook, assignment, result.student)
+        late = result.late
+        notebook.late_submission_penalty = round(result.score - late.final_score, 4) if late and late.deadline else None
         gb.db.commit()

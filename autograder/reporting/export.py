@@ -9,7 +9,10 @@ lessons' code) that an answer cell repeats, for review (`similarity.course_match
 from __future__ import annotations
 
 import csv
+import html
 import io
+import re
+from datetime import datetime
 from pathlib import Path
 
 from autograder import config
@@ -124,7 +127,7 @@ def canvas_rows(
     One column per notebook holding the score after any late penalty. The Canvas user id of a
     student comes from the roster (`--roster`, as given to `grade`), else from a student name
     that `grade` built from a Canvas file name (`name-12345`)."""
-    from autograder.intake.uploads import canvas_user_id, read_roster
+    from autograder.intake.uploads import lms_user_id, read_roster
 
     _, data = rows(workdir, db_url)
     ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
@@ -141,7 +144,7 @@ def canvas_rows(
     out = [CANVAS_STUDENT_COLUMNS + titles, ["Points Possible", "", "", "", ""] + [maximum[n] for n in notebooks]]
     without_id = []
     for student in sorted(table):
-        canvas_id = ids.get(student) or canvas_user_id(student)
+        canvas_id = ids.get(student) or lms_user_id(student)
         if not canvas_id:
             without_id.append(student)
         out.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])
@@ -173,3 +176,137 @@ def export_canvas(
     csv.writer(text).writerows(table)
     atomic_write(Path(out_path), text.getvalue())
     return len(table) - 2, warnings
+
+
+# --- Moodle: the grading worksheet of one assignment -------------------------------------------
+# Moodle's assignment (Grading action: "Download grading worksheet" / "Upload grading worksheet", the
+# offline grading worksheet plugin, mod/assign/feedback/offline) reads back the CSV it hands out. Its
+# importer (importgradeslib.php) finds its columns by their English headers: "Identifier" (required:
+# "Participant " followed by the participant id, the number of the submissions zip's folder names),
+# "Grade" (required), "Last modified (grade)" (required; a grade changed in Moodle after this time is
+# kept unless "Allow updating records that have been modified more recently in Moodle" is ticked) and
+# the feedback plugins' columns ("Feedback comments"; it ignores a feedback column that comes first). The
+# other columns are Moodle's own, in its order (gradingtable.php when downloading); it ignores them.
+MOODLE_COLUMNS = [
+    "Identifier",
+    "Full name",
+    "Email address",
+    "Status",
+    "Grade",
+    "Maximum grade",
+    "Grade can be changed",
+    "Last modified (submission)",
+    "Last modified (grade)",
+    "Feedback comments",
+]
+
+
+def _worksheet_rows(roster: Path | None) -> dict[str, dict[str, str]]:
+    """{participant id: row} of a Moodle grading worksheet given as the roster ({} for any other roster)."""
+    if roster is None:
+        return {}
+    from autograder.intake.uploads import moodle_participant
+
+    with Path(roster).open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or "Identifier" not in rows[0]:
+        return {}
+    return {moodle_participant(row.get("Identifier") or ""): row for row in rows}
+
+
+def moodle_rows(
+    workdir: Path = config.DEFAULT_WORKDIR,
+    db_url: str | None = None,
+    notebook: str | None = None,
+    roster: Path | None = None,
+    now: datetime | None = None,
+) -> tuple[list[list[str]], list[str]]:
+    """The grading worksheet of one notebook (a Moodle assignment): header first, then one row per student with a
+    participant id, and warnings.
+
+    The grade is the score after any late penalty; the feedback comment is what the feedback page says, in
+    short (reason, repairs, failed tests' messages; hidden test lines redacted), as HTML (Moodle keeps
+    feedback comments as HTML). The participant id comes from the roster (`--roster`: Moodle's worksheet
+    itself, or id,student) or from a student id `grade` built from Moodle's folder names (`Ada-Lovelace-1234567`)."""
+    from autograder.intake.uploads import MOODLE_PARTICIPANT, lms_user_id, moodle_time, read_roster
+    from autograder.model.notebooks import secret_lines
+    from autograder.reporting.feedback import student_message
+
+    _, data = rows(workdir, db_url)
+    notebooks = list(dict.fromkeys(row["notebook"] for row in data))
+    if notebook is None:
+        if len(notebooks) != 1:
+            raise ValueError(
+                f"the gradebook holds {len(notebooks)} notebooks ({', '.join(notebooks)}): a Moodle worksheet is one "
+                "assignment, give --notebook NAME"
+            )
+        notebook = notebooks[0]
+    if notebook not in notebooks:
+        raise ValueError(f"--notebook {notebook}: not in the gradebook ({', '.join(notebooks) or 'empty'})")
+    hidden = secret_lines(read(source_notebook(notebook)))
+    records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
+    ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+    sheet = _worksheet_rows(roster)
+    when = moodle_time((now or datetime.now()).astimezone())
+    out = [list(MOODLE_COLUMNS)]
+    without_id, maximum = [], ""
+    for row in sorted((r for r in data if r["notebook"] == notebook), key=lambda r: r["student"]):
+        student = row["student"]
+        participant = ids.get(student) or lms_user_id(student)
+        if not participant:
+            without_id.append(student)
+            continue
+        maximum = row["max_score"]
+        grade = row.get("final_score") or row["score"]
+        record = records.get(student)
+        lines = [f"{grade} / {row['max_score']} points for {notebook}."]
+        if record is not None and record.late is not None and record.late.late_days:
+            lines.append(
+                f"Handed in {record.late.late_days} day(s) late: {100 * record.late.penalty:g}% off the score "
+                f"{row['score']}."
+            )
+        lines += student_message(record, hidden) if record is not None else []
+        comment = "<br>".join(html.escape(line) for line in lines)
+        known = sheet.get(participant, {})
+        name = known.get("Full name") or re.sub(r"-\d+$", "", student).replace("-", " ")
+        out.append(
+            [
+                f"{MOODLE_PARTICIPANT}{participant}",
+                name,
+                known.get("Email address", ""),
+                known.get("Status", ""),
+                grade,
+                row["max_score"],
+                "Yes",
+                known.get("Last modified (submission)", ""),
+                when,
+                comment,
+            ]
+        )
+    warnings = []
+    if without_id:
+        warnings.append(
+            f"{len(without_id)} student(s) without a Moodle participant id, left out ({', '.join(without_id[:5])}"
+            f"{' ...' if len(without_id) > 5 else ''}): give --roster (the assignment's grading worksheet works)"
+        )
+    if maximum:
+        warnings.append(
+            f"Moodle skips a grade above the assignment's maximum grade: set {notebook}'s maximum grade in Moodle to "
+            f"{maximum} (or more)"
+        )
+    return out, warnings
+
+
+def export_moodle(
+    out_path: Path,
+    workdir: Path = config.DEFAULT_WORKDIR,
+    db_url: str | None = None,
+    notebook: str | None = None,
+    roster: Path | None = None,
+) -> tuple[int, list[str]]:
+    """Write the Moodle grading worksheet (atomically); returns (number of students, warnings)."""
+    table, warnings = moodle_rows(workdir, db_url, notebook, roster)
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(table)
+    atomic_write(Path(out_path), text.getvalue())
+    return len(table) - 1, warnings

@@ -72,6 +72,33 @@ def header_cell(result: Result) -> NotebookNode:
     return nbformat.v4.new_markdown_cell("\n".join(lines))
 
 
+def student_message(result: Result, hidden: set[str], tests: bool = True) -> list[str]:
+    """What a student is told about one graded notebook in plain text (an LMS's feedback comment, Gradescope's
+    output): why it could not run to the end, what the grader repaired, and (`tests`) each failed test's message,
+    every line of hidden test source redacted. The score itself is left to the caller (the LMS shows it)."""
+    lines = [redact(result.reason, hidden, MAX_MESSAGE_CHARS)] if result.reason else []
+    if result.repairs:
+        lines.append("What the grader repaired in your notebook before running it:")
+        lines += [f"- {redact(note, hidden, MAX_MESSAGE_CHARS)}" for note in result.repairs]
+    if not tests:
+        return lines
+    failed = [cell for cell in result.cells if not cell.passed]
+    # a test that never ran carries the submission's reason, said once above
+    told = [cell for cell in failed if not (result.reason and cell.message == result.reason)]
+    if told:
+        lines.append("Tests that failed:")
+        lines += [
+            f"- {cell.grade_id} ({cell.points:g}/{cell.max_points:g}): "
+            f"{redact(cell.message or 'failed', hidden, MAX_MESSAGE_CHARS)}"
+            for cell in told
+        ]
+    if len(told) < len(failed):
+        lines.append(f"{len(failed) - len(told)} test(s) earned nothing for that reason.")
+    elif result.cells and not failed:
+        lines.append("Every test passed.")
+    return lines
+
+
 def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
     text = redact(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}", hidden, MAX_MESSAGE_CHARS)
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")

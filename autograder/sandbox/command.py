@@ -20,12 +20,12 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot create a sandbox on this machine."""
 
 
-def environment() -> dict[str, str]:
+def environment(scratch: str = SCRATCH) -> dict[str, str]:
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": SCRATCH,
-        "TMPDIR": SCRATCH,
-        "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib",
+        "HOME": scratch,
+        "TMPDIR": scratch,
+        "MPLCONFIGDIR": f"{scratch}/.matplotlib",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
@@ -156,6 +156,26 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
 
 def unsandboxed_command(limits: Limits) -> list[str]:
     return _limits_prefix(limits) + [sys.executable, str(RUNNER)]
+
+
+def unprivileged_command(limits: Limits, uid: int, runner: Path) -> list[str]:
+    """The runner without bubblewrap, as `uid` (a uid that owns nothing: it reads only what any user may, writes
+    only its own scratch dir) with the same limits; `runner` is a copy of the runner that uid can read. For a
+    grader that runs as root where bubblewrap cannot (a container without user namespaces: Gradescope's)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        raise SandboxUnavailable("running student code as a uid of its own needs root and `setpriv` (util-linux)")
+    drop = [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+    return _limits_prefix(limits) + drop + [sys.executable, str(runner)]
 
 
 _checked: dict[str, str] = {}

@@ -2,24 +2,77 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 from autograder import config
 from autograder.model.records import Limits
 from autograder.runner import protocol
-from autograder.sandbox.command import bwrap_command, environment, unsandboxed_command
+from autograder.sandbox.command import (
+    RUNNER,
+    SCRATCH,
+    bwrap_command,
+    environment,
+    unprivileged_command,
+    unsandboxed_command,
+)
 from autograder.sandbox.forkserver import fork_servers_enabled, server_for
 from autograder.sandbox.framing import Cell, Channel, Report, describe_exit, kill, send, serve_cells, tail, wait_briefly
 from autograder.sandbox.slots import slot
 
 
-def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool = True, harden: bool = True) -> Report:
+def _private_dirs(uid: int) -> tuple[str, Path]:
+    """For a runner as `uid` without bubblewrap: its scratch dir (its own, 0700) and a copy of the runner's
+    files that it can read (the grader's own folder may be readable by root only)."""
+    scratch = tempfile.mkdtemp(prefix="autograder-scratch-")
+    os.chown(scratch, uid, uid)
+    os.chmod(scratch, 0o700)
+    copy = Path(tempfile.mkdtemp(prefix="autograder-runner-"))
+    os.chmod(copy, 0o755)
+    runner = copy / "runner"
+    runner.mkdir(mode=0o755)
+    for path in RUNNER.glob("*.py"):
+        (runner / path.name).write_bytes(path.read_bytes())
+        (runner / path.name).chmod(0o644)
+    return scratch, runner
+
+
+def _end_everything_of(uid: int) -> None:
+    """Kill every process of `uid` (what the notebook left running, daemons included): `kill -9 -1` as that uid
+    reaches exactly its own processes."""
+    for _ in range(20):
+        alive = [e for e in os.scandir("/proc") if e.name.isdigit() and _owner(e.path) == uid]
+        if not alive:
+            return
+        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", "/bin/sh", "-c", "kill -9 -1"]
+        subprocess.run(drop, capture_output=True, timeout=30)
+        time.sleep(0.05)
+
+
+def _owner(path: str) -> int | None:
+    try:
+        return os.stat(path).st_uid
+    except OSError:
+        return None
+
+
+def run_cells(
+    cells: list[Cell],
+    limits: Limits | None = None,
+    sandboxed: bool = True,
+    harden: bool = True,
+    unprivileged: bool = False,
+) -> Report:
     """Run `cells` in order in one fresh process (a fork of a warm sandboxed server where one
-    runs, see ForkServer; else a new sandbox); one CellRun per cell that finished."""
+    runs, see ForkServer; else a new sandbox); one CellRun per cell that finished.
+
+    `unprivileged` (with `sandboxed` False, as root): no bubblewrap, but the process runs as a uid of its own
+    (command.unprivileged_command), in its own scratch dir; when it ends, every process of that uid is killed."""
     limits = limits or Limits()
     if sandboxed and fork_servers_enabled():
         with slot() as number:
@@ -27,10 +80,17 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
     token = secrets.token_hex(16)
     report = Report(cells={})
     with slot() as number, tempfile.TemporaryFile() as errors:
-        cmd = bwrap_command(limits, number) if sandboxed else unsandboxed_command(limits)
+        uid = config.SANDBOX_UID_BASE + number
         cwd = None
         scratch_dir = None
-        if not sandboxed:
+        runner_copy = None
+        if sandboxed:
+            cmd = bwrap_command(limits, number)
+        elif unprivileged:
+            scratch_dir, runner_copy = _private_dirs(uid)
+            cmd, cwd = unprivileged_command(limits, uid, runner_copy), scratch_dir
+        else:
+            cmd = unsandboxed_command(limits)
             scratch_dir = tempfile.mkdtemp(prefix="autograder-scratch-")
             cwd = scratch_dir
         started = time.monotonic()
@@ -40,12 +100,16 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=errors,
-                env=environment(),
+                env=environment(scratch_dir if unprivileged and scratch_dir else SCRATCH),
                 cwd=cwd,
                 start_new_session=True,
             )
         except OSError as exc:
             report.machinery_error = f"could not start the notebook's process: {exc}"
+            if runner_copy is not None:
+                shutil.rmtree(runner_copy.parent, ignore_errors=True)
+            if scratch_dir:
+                shutil.rmtree(scratch_dir, ignore_errors=True)
             return report
         channel = Channel(proc, token, max_bytes=64 << 20)
         try:
@@ -66,6 +130,10 @@ def run_cells(cells: list[Cell], limits: Limits | None = None, sandboxed: bool =
             serve_cells(proc, channel, cells, limits, report, lambda: describe_exit(wait_briefly(proc)))
         finally:
             kill(proc)
+            if unprivileged and not sandboxed:
+                _end_everything_of(uid)
+            if runner_copy is not None:
+                shutil.rmtree(runner_copy.parent, ignore_errors=True)
             if scratch_dir:
                 shutil.rmtree(scratch_dir, ignore_errors=True)
     return report
