@@ -55,7 +55,10 @@ def _env() -> dict[str, str]:
 def vendor_mathjax() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "vendor_mathjax.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     if result.returncode != 0:
         raise RuntimeError(f"tools/vendor_mathjax.py failed:\n{result.stdout}\n{result.stderr}")
@@ -67,7 +70,12 @@ def _run_build() -> BookBuild:
     env = _env()
     start = time.monotonic()
     result = subprocess.run(
-        BUILD_COMMAND, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        BUILD_COMMAND,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT_S,
     )
     seconds = time.monotonic() - start
     return BookBuild(result.returncode, result.stdout + result.stderr, seconds, HTML_DIR)
@@ -91,9 +99,16 @@ def build_book() -> BookBuild:
                     _session_build = BookBuild(saved["returncode"], saved["log"], saved["seconds"], HTML_DIR)
                     return _session_build
             build = _run_build()
-            marker.write_text(json.dumps({
-                "run_id": run_id, "returncode": build.returncode, "log": build.log, "seconds": build.seconds,
-            }))
+            marker.write_text(
+                json.dumps(
+                    {
+                        "run_id": run_id,
+                        "returncode": build.returncode,
+                        "log": build.log,
+                        "seconds": build.seconds,
+                    }
+                )
+            )
             _session_build = build
             return build
         finally:

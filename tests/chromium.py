@@ -14,8 +14,12 @@ CHROMIUM = Path("/usr/bin/chromium")
 # As root Chromium needs --no-sandbox; the network flags stop its background requests,
 # which this machine's closed network would refuse (and log) at every start.
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 
 

@@ -54,7 +54,9 @@ def catalogue_dir(tmp_path_factory) -> Path:
     for notebook in catalogued_notebooks():
         for label, nb, _ in catalogue_submissions(notebook):
             write_submission(nb, root / catalogue_student(notebook, label) / f"{notebook}.ipynb")
-        write_submission(untouched_release(notebook), root / catalogue_student(notebook, "released") / f"{notebook}.ipynb")
+        write_submission(
+            untouched_release(notebook), root / catalogue_student(notebook, "released") / f"{notebook}.ipynb"
+        )
     return root
 
 
@@ -77,8 +79,9 @@ def catalogue_workdir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def catalogues(catalogue_dir, catalogue_workdir) -> dict:
     """Every catalogue submission graded with the hidden tests, all chapters in one run."""
-    results = grade(catalogue_dir, Options(workdir=catalogue_workdir, notebooks=catalogued_notebooks()),
-                    out=io.StringIO())
+    results = grade(
+        catalogue_dir, Options(workdir=catalogue_workdir, notebooks=catalogued_notebooks()), out=io.StringIO()
+    )
     return _by_notebook(results)
 
 
@@ -88,8 +91,15 @@ def catalogues_visible_only(catalogue_dir, tmp_path_factory) -> dict:
     visible_source = tmp_path_factory.mktemp("visible-source")
     for notebook in catalogued_notebooks():
         write_submission(untouched_release(notebook), visible_source / f"{notebook}.ipynb")
-    results = grade(catalogue_dir, Options(workdir=tmp_path_factory.mktemp("grading-visible"), solutions_dir=visible_source,
-                                           notebooks=catalogued_notebooks()), out=io.StringIO())
+    results = grade(
+        catalogue_dir,
+        Options(
+            workdir=tmp_path_factory.mktemp("grading-visible"),
+            solutions_dir=visible_source,
+            notebooks=catalogued_notebooks(),
+        ),
+        out=io.StringIO(),
+    )
     return _by_notebook(results)
 
 

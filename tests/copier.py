@@ -56,7 +56,9 @@ def published_sources(tree: Path, lessons_only: bool = False) -> list[Source]:
     found = []
     for path in sorted(tree.rglob("*")):
         relative = path.relative_to(tree).as_posix()
-        if not path.is_file() or any(part.startswith((".", "_build", "_vendor")) for part in path.relative_to(tree).parts):
+        if not path.is_file() or any(
+            part.startswith((".", "_build", "_vendor")) for part in path.relative_to(tree).parts
+        ):
             continue
         is_lesson = path.suffix == ".md" or relative.startswith("lessons/")
         if lessons_only and not is_lesson:
@@ -107,9 +109,29 @@ def _pasteable(node: ast.stmt) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
         return True
     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        return all(isinstance(n, (ast.Constant, ast.Name, ast.Attribute, ast.Tuple, ast.List, ast.UnaryOp, ast.BinOp,
-                                  ast.Load, ast.Store, ast.USub, ast.Mult, ast.Add, ast.Sub, ast.Div, ast.Pow))
-                   for n in ast.walk(node.value))
+        return all(
+            isinstance(
+                n,
+                (
+                    ast.Constant,
+                    ast.Name,
+                    ast.Attribute,
+                    ast.Tuple,
+                    ast.List,
+                    ast.UnaryOp,
+                    ast.BinOp,
+                    ast.Load,
+                    ast.Store,
+                    ast.USub,
+                    ast.Mult,
+                    ast.Add,
+                    ast.Sub,
+                    ast.Div,
+                    ast.Pow,
+                ),
+            )
+            for n in ast.walk(node.value)
+        )
     return False
 
 
@@ -119,7 +141,10 @@ def definitions(source: Source) -> list[Found]:
     segments = [ast.unparse(s) for s in statements]
     found = []
     for index, node in enumerate(statements):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or "NotImplementedError" in segments[index]:
+        if (
+            not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            or "NotImplementedError" in segments[index]
+        ):
             continue  # an exercise's own stub is no answer
         wanted = {index}
         names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {node.name}
@@ -127,7 +152,11 @@ def definitions(source: Source) -> list[Found]:
         while grew:  # the latest earlier binding of each name used, and what that uses in turn
             grew = False
             for name in sorted(names):
-                binders = [i for i, s in enumerate(statements) if name in _bound(s) and (i <= index or not isinstance(s, (ast.Import, ast.ImportFrom)))]
+                binders = [
+                    i
+                    for i, s in enumerate(statements)
+                    if name in _bound(s) and (i <= index or not isinstance(s, (ast.Import, ast.ImportFrom)))
+                ]
                 before = [i for i in binders if i <= index] or binders
                 if before and before[-1] not in wanted:
                     chosen = before[-1]
@@ -145,7 +174,9 @@ def _preference(source: Source) -> tuple[int, str]:
     """Course modules first, then lessons, then notebooks: variant 0 takes every name from one place
     where it can (pieces written to work together)."""
     label = source.label
-    rank = 0 if label.startswith("course/") else 1 if label.endswith(".md") else 2 if label.startswith("lessons/") else 3
+    rank = (
+        0 if label.startswith("course/") else 1 if label.endswith(".md") else 2 if label.startswith("lessons/") else 3
+    )
     return rank, label
 
 
@@ -158,13 +189,17 @@ def asked_names(cell: NotebookNode) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
 
 
-def copier_submissions(released: NotebookNode, sources: list[Source]) -> list[tuple[NotebookNode, dict[str, list[str]]]]:
+def copier_submissions(
+    released: NotebookNode, sources: list[Source]
+) -> list[tuple[NotebookNode, dict[str, list[str]]]]:
     """The copier's submissions for one released notebook: (notebook, {grade_id: where each pasted name
     came from}) per variant; a single untouched copy when nothing can be found."""
     index: dict[str, list[Found]] = {}
     for source in sorted(sources, key=_preference):
         for item in definitions(source):
-            if all(item.paste != other.paste for other in index.get(item.name, [])):  # a provided cell repeats course code
+            if all(
+                item.paste != other.paste for other in index.get(item.name, [])
+            ):  # a provided cell repeats course code
                 index.setdefault(item.name, []).append(item)
     cells = [c for c in released.cells if is_solution_cell(c) and c.cell_type == "code"]
     wanted = {name for cell in cells for name in asked_names(cell)}

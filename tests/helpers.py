@@ -38,7 +38,14 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
     env.pop("VIRTUAL_ENV", None)
-    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, env=env, cwd=config.REPO_ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
 
 
 def make_class(folder: Path) -> None:
@@ -56,8 +63,13 @@ def cli(*args: str) -> list[str]:
 
 def grade_until_killed(subs: Path, work: Path, after_lines: int, *extra: str) -> None:
     """Start `grade` (with `extra` arguments), SIGKILL it once `after_lines` submissions have been reported."""
-    proc = subprocess.Popen(cli("grade", str(subs), "--workdir", str(work), "--workers", "2", *extra),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=config.REPO_ROOT)
+    proc = subprocess.Popen(
+        cli("grade", str(subs), "--workdir", str(work), "--workers", "2", *extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=config.REPO_ROOT,
+    )
     seen = 0
     for line in proc.stdout:
         if line.startswith("["):
@@ -72,16 +84,24 @@ def grade_until_killed(subs: Path, work: Path, after_lines: int, *extra: str) ->
 
 def gradebook_rows(work: Path) -> list[tuple]:
     with sqlite3.connect(work / config.GRADEBOOK_FILE) as db:
-        return sorted(db.execute(
-            "select s.student_id, gc.name, g.auto_score from grade g "
-            "join base_cell gc on g.cell_id = gc.id "
-            "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = s.id"
-        ).fetchall())
+        return sorted(
+            db.execute(
+                "select s.student_id, gc.name, g.auto_score from grade g "
+                "join base_cell gc on g.cell_id = gc.id "
+                "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = "
+                "s.id"
+            ).fetchall()
+        )
 
 
 def export(work: Path, out: Path, *extra: str) -> bytes:
-    proc = subprocess.run(cli("export", "--workdir", str(work), "--out", str(out), *extra), capture_output=True, text=True,
-                          cwd=config.REPO_ROOT, timeout=300)
+    proc = subprocess.run(
+        cli("export", "--workdir", str(work), "--out", str(out), *extra),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return out.read_bytes()
 
@@ -183,7 +203,10 @@ def offline_page(browser, path: Path, width: int = 1280) -> Iterator[OfflinePage
 
         page.route("**/*", route)
         page.on("request", lambda req: requests.append(req.url))
-        page.on("console", lambda msg: visit.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+        page.on(
+            "console",
+            lambda msg: visit.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None,
+        )
         page.on("pageerror", lambda exc: visit.errors.append(f"pageerror: {exc}"))
         page.goto(url, wait_until="load")
         page.wait_for_load_state("networkidle")

@@ -39,7 +39,8 @@ from coursetools.release import MIN_SHARED_LINE, normalised
 
 MIN_LENGTH = MIN_SHARED_LINE  # 12, as `release` uses for provided code
 GENERIC_LINES = {
-    "if mask is not None:": "the branch that the stub's own signature `mask=None` asks for; every masked function has it",
+    "if mask is not None:": "the branch that the stub's own signature `mask=None` asks for; every masked function "
+    "has it",
     "with torch.no_grad():": "PyTorch boilerplate for setting weights by hand, as any lesson that copies weights does",
     "g = torch.Generator().manual_seed(seed)": "a seeded random generator: test set-up that checks nothing",
 }

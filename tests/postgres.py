@@ -20,8 +20,9 @@ from pathlib import Path
 def _binary(name: str) -> str:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}")) or [shutil.which(name) or ""]
     if not found[-1]:
-        raise RuntimeError(f"PostgreSQL's {name} was not found: install the server (apt-get install postgresql), "
-                           "as .ci/run does")
+        raise RuntimeError(
+            f"PostgreSQL's {name} was not found: install the server (apt-get install postgresql), as .ci/run does"
+        )
     return found[-1]  # the newest version installed
 
 

@@ -32,7 +32,8 @@ from autograder.sandbox import Limits
 from helpers import sandbox_processes
 
 _spec = importlib.util.spec_from_file_location(
-    "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py")
+    "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py"
+)
 adversarial = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = adversarial  # dataclasses look their module up there
 _spec.loader.exec_module(adversarial)
@@ -78,8 +79,12 @@ def run(tmp_path_factory):
     marker.write_text("untouched")
     listener = Listener()
     ctx = adversarial.Context(
-        solutions_dir=config.SOLUTIONS_DIR, workdir=work, submissions_dir=subs, marker=marker,
-        listener_port=listener.port, host_tmp_target=Path(tempfile.gettempdir()) / f"planted-{uuid.uuid4().hex}",
+        solutions_dir=config.SOLUTIONS_DIR,
+        workdir=work,
+        submissions_dir=subs,
+        marker=marker,
+        listener_port=listener.port,
+        host_tmp_target=Path(tempfile.gettempdir()) / f"planted-{uuid.uuid4().hex}",
     )
     for case in CASES.values():
         adversarial.write_case(case, ctx, subs)
@@ -126,8 +131,10 @@ def test_catalogue_is_big_enough():
 def test_case_gets_its_expected_grade(run, name):
     results, _, _, work, _, _ = run
     case, result = CASES[name], results[name]
-    detail = f"{case.description}: {result.score:g}/{result.max_score:g}, reason {result.reason!r}, " \
-             f"failed {[(c.grade_id, c.message[:80]) for c in result.cells if not c.passed]}, repairs {result.repairs}"
+    detail = (
+        f"{case.description}: {result.score:g}/{result.max_score:g}, reason {result.reason!r}, "
+        f"failed {[(c.grade_id, c.message[:80]) for c in result.cells if not c.passed]}, repairs {result.repairs}"
+    )
     assert not result.internal_error, detail
     assert result.max_score == adversarial.FULL, detail
     assert result.score == case.score, detail
@@ -194,6 +201,8 @@ def test_each_tamper_case_is_a_real_attack(tmp_path):
     ctx = adversarial.Context(config.SOLUTIONS_DIR, tmp_path / "w", subs, tmp_path / "m", 9, tmp_path / "t")
     for name in names:
         adversarial.write_case(CASES[name], ctx, subs)
-    results = {r.student: r for r in grade(subs, Options(workdir=tmp_path / "w", limits=LIMITS, harden=False), out=_Quiet())}
+    results = {
+        r.student: r for r in grade(subs, Options(workdir=tmp_path / "w", limits=LIMITS, harden=False), out=_Quiet())
+    }
     for name in names:
         assert results[name].score > CASES[name].score, f"{name} gains nothing without the guard: {results[name].score}"

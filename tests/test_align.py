@@ -95,7 +95,11 @@ def checked(submitted: NotebookNode) -> Aligned:
     for original in SOURCE.cells:
         if is_protected_cell(original):
             graded = by_id[original.id]
-            assert (graded.cell_type, graded.source, graded.metadata) == (original.cell_type, original.source, original.metadata)
+            assert (graded.cell_type, graded.source, graded.metadata) == (
+                original.cell_type,
+                original.source,
+                original.metadata,
+            )
         if is_solution_cell(original):
             answer = by_id[original.id]
             assert answer.metadata.nbgrader == original.metadata.nbgrader and answer.cell_type == "code"
@@ -104,7 +108,9 @@ def checked(submitted: NotebookNode) -> Aligned:
             assert graded.outputs == [] and graded.execution_count is None
 
     again = align(copy.deepcopy(submitted), RELEASED, SOURCE)
-    assert again.repairs == result.repairs and nbformat.writes(again.notebook) == nbformat.writes(nb), "not deterministic"
+    assert again.repairs == result.repairs and nbformat.writes(again.notebook) == nbformat.writes(nb), (
+        "not deterministic"
+    )
     assert result.recognised >= 0 and all(isinstance(r, str) and r for r in result.repairs)
     return result
 
@@ -526,10 +532,16 @@ def other_chapter() -> NotebookNode:
         graded(new.new_markdown_cell("# Exercise 03: multi-head attention"), grade_id="intro_03", locked=True),
         graded(new.new_code_cell("import torch\ntorch.manual_seed(0)"), grade_id="setup_03", locked=True),
         new.new_markdown_cell("## 1. Split the heads"),
-        graded(new.new_code_cell("def split_heads(x, h):\n    return x.view(*x.shape[:-1], h, -1)"), grade_id="split_heads", solution=True),
+        graded(
+            new.new_code_cell("def split_heads(x, h):\n    return x.view(*x.shape[:-1], h, -1)"),
+            grade_id="split_heads",
+            solution=True,
+        ),
         graded(
             new.new_code_cell("assert split_heads(torch.zeros(2, 8), 2).shape == (2, 2, 4), 'shape'"),
-            grade_id="split_heads_shape", grade=True, points=1,
+            grade_id="split_heads_shape",
+            grade=True,
+            points=1,
         ),
     ]
     for c, cid in zip(cells, ["intro", "setup", "text-02", "split-heads", "softmax-values"], strict=False):
@@ -563,7 +575,12 @@ def test_malformed_cells_do_not_stop_alignment():
     sub.cells[0]["metadata"] = None
     sub.cells[1]["metadata"]["nbgrader"] = "oops"
     heading = {"cell_type": "heading", "source": ["a ", "b"], "metadata": {"nbgrader": {"grade_id": 7}}}
-    odd = {"cell_type": "code", "source": None, "id": "bad id!", "metadata": {"collapsed": "yes", "tags": ["skip-execution"]}}
+    odd = {
+        "cell_type": "code",
+        "source": None,
+        "id": "bad id!",
+        "metadata": {"collapsed": "yes", "tags": ["skip-execution"]},
+    }
     sub.cells += [nbformat.from_dict(heading), nbformat.from_dict(odd)]
     result = checked(sub)
     assert result.recognised == len(RELEASED.cells)
@@ -633,4 +650,6 @@ def test_an_answer_written_in_a_cell_of_its_own_is_not_overwritten_by_the_stub()
     assert "raise NotImplementedError" not in cell(result.notebook, "scaled_dot_product_attention").source
     assert any("defines scaled_dot_product_attention in another cell" in r for r in result.repairs), result.repairs
     runs = [c.source for c in result.notebook.cells if c.cell_type == "code"]
-    assert code in runs and runs.index(code) < [grade_id(c) for c in result.notebook.cells if c.cell_type == "code"].index("sdpa_worked_examples")
+    assert code in runs and runs.index(code) < [
+        grade_id(c) for c in result.notebook.cells if c.cell_type == "code"
+    ].index("sdpa_worked_examples")

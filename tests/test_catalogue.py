@@ -64,7 +64,9 @@ def test_released_notebook_scores_zero_without_crashing(catalogues, notebook):
     result = catalogues[notebook]["released"]
     assert result.score == 0 and result.max_score > 0
     assert not result.reason, "the untouched release must run to the end, every test failing on its own"
-    assert all("NotImplementedError" in c.message for c in result.cells), [(c.grade_id, c.message) for c in result.cells]
+    assert all("NotImplementedError" in c.message for c in result.cells), [
+        (c.grade_id, c.message) for c in result.cells
+    ]
 
 
 @pytest.mark.parametrize("case", WRONG, ids=case_id)
@@ -151,8 +153,13 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
     "05_multi_head": {
         # 05_multi_head_attention.md, "Mistakes that keep the shape": merge without the transpose, split along the
         # sequence, scale by sqrt(d_model), softmax over the heads, no output projection
-        "ch05_self_attention": ("merge_without_transpose", "split_along_sequence", "scale_by_sqrt_d_model",
-                                "softmax_over_heads", "no_output_projection"),
+        "ch05_self_attention": (
+            "merge_without_transpose",
+            "split_along_sequence",
+            "scale_by_sqrt_d_model",
+            "softmax_over_heads",
+            "no_output_projection",
+        ),
         # notebook: "The values come from `value`, not from `key`: ... `w_v(key)` goes unnoticed there"
         "ch05_cross_attention": ("values_from_key",),
         # 05_multi_head_attention.md: "`repeat` puts the masks in the order 0, 1, ..., 0, 1, ... and gives heads the
@@ -265,6 +272,5 @@ def test_visible_check_catches_the_mistakes_its_lesson_warns_about(catalogues_vi
     print(f"{notebook} {cell}: the visible check catches {len(caught)}: {', '.join(caught) or '-'}")
     missed = sorted(set(LESSON_WARNINGS.get(notebook, {}).get(cell, ())) - set(caught))
     assert not missed, (
-        f"the visible check of {cell} lets through mistakes its lesson warns about: {missed}\n"
-        f"  it catches: {caught}"
+        f"the visible check of {cell} lets through mistakes its lesson warns about: {missed}\n  it catches: {caught}"
     )

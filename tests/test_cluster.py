@@ -45,8 +45,9 @@ def test_local_cluster_gives_the_gradebook_of_a_local_run(a_class, tmp_path):
     dask, dask_csv, out = _graded_csv(a_class, tmp_path / "dask", scheduler="local:3")
     assert "with 3 Dask worker(s) of local:3" in out
     assert dask_csv == local_csv
-    assert [(r.student, r.score, [c.points for c in r.cells], r.reason) for r in dask] == \
-        [(r.student, r.score, [c.points for c in r.cells], r.reason) for r in local]
+    assert [(r.student, r.score, [c.points for c in r.cells], r.reason) for r in dask] == [
+        (r.student, r.score, [c.points for c in r.cells], r.reason) for r in local
+    ]
     assert len({r.student for r in dask}) > 15 and not any(r.internal_error for r in dask)
     # a second run on the cluster grades nothing again: the records are the client's
     _, again_csv, out = _graded_csv(a_class, tmp_path / "dask", scheduler="local:2")
@@ -61,7 +62,9 @@ def test_a_cluster_started_elsewhere_is_reached_by_its_address(tmp_path):
     class_dir = tmp_path / "class"
     write_demo_class(class_dir)
     local, local_csv, _ = _graded_csv(class_dir, tmp_path / "local", workers=2)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40) as cluster:
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    ) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://")
         remote, remote_csv, out = _graded_csv(class_dir, tmp_path / "remote", scheduler=address)
@@ -111,8 +114,10 @@ def test_grading_processes_on_one_machine_never_share_a_slot():
     grading process (another Dask worker, another run) must get other slots."""
     from autograder.sandbox.slots import slot
 
-    code = ("from autograder.sandbox.slots import slot\n"
-            "with slot() as a, slot() as b:\n    print(a, b, flush=True)\n    input()\n")
+    code = (
+        "from autograder.sandbox.slots import slot\n"
+        "with slot() as a, slot() as b:\n    print(a, b, flush=True)\n    input()\n"
+    )
     other = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         theirs = set(map(int, other.stdout.readline().split()))

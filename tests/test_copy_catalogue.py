@@ -58,8 +58,11 @@ def copy_results(tmp_path_factory) -> dict[str, dict[str, float]]:
     publish(everything, everything=True, check_release=False)
     for number in HONEST_FLOOR:
         _write_copies(everything, EXERCISES[number], f"honest{number}", subs)
-    results = grade(subs, Options(workdir=COPY_WORKDIR.setdefault("path", root / "grading"), notebooks=sorted(EXERCISES.values())),
-                    out=io.StringIO())
+    results = grade(
+        subs,
+        Options(workdir=COPY_WORKDIR.setdefault("path", root / "grading"), notebooks=sorted(EXERCISES.values())),
+        out=io.StringIO(),
+    )
     scores: dict[str, dict[str, float]] = {"max": {}}
     for result in results:
         if result.notebook != EXERCISES[re.match(r"\D+(\d\d)", result.student).group(1)]:
@@ -81,17 +84,22 @@ def test_copying_what_is_published_earns_next_to_nothing(copy_results, number):
     blank = copy_results[f"blank{number}"][notebook]
     best = _best(copy_results, f"copier{number}", notebook)
     limit = blank + SHARE * copy_results["max"][notebook]
-    assert best <= limit, (f"chapter {number}: pasting what is published when it opens earns {best} of "
-                           f"{copy_results['max'][notebook]} (a blank notebook {blank}; allowed {limit}): run "
-                           f"`python tests/copier.py TREE {notebook} OUT` on `autograder publish --through {number}` to see what was pasted")
+    assert best <= limit, (
+        f"chapter {number}: pasting what is published when it opens earns {best} of "
+        f"{copy_results['max'][notebook]} (a blank notebook {blank}; allowed {limit}): run "
+        f"`python tests/copier.py TREE {notebook} OUT` on `autograder publish --through {number}` to see what was "
+        "pasted"
+    )
 
 
 @pytest.mark.parametrize("number", sorted(HONEST_FLOOR))
 def test_the_copier_finds_the_answers_that_are_published(copy_results, number):
     notebook = EXERCISES[number]
     best = _best(copy_results, f"honest{number}", notebook)
-    assert best >= HONEST_FLOOR[number], (f"chapter {number}: with all course code published the copier earns {best}, "
-                                          f"less than the {HONEST_FLOOR[number]} it found before: it no longer finds what exists")
+    assert best >= HONEST_FLOOR[number], (
+        f"chapter {number}: with all course code published the copier earns {best}, "
+        f"less than the {HONEST_FLOOR[number]} it found before: it no longer finds what exists"
+    )
 
 
 def test_the_export_names_the_course_code_a_copier_pasted(copy_results):
@@ -102,6 +110,10 @@ def test_the_export_names_the_course_code_a_copier_pasted(copy_results):
     honest = [row for row in data if row["student"].startswith("honest") and row["notebook"][:2] == row["student"][6:8]]
     assert honest, "no copier row in the export"
     for row in honest:
-        assert "course/provided.py" in row["copied_from"], f"{row['student']} {row['notebook']}: copied_from is {row['copied_from']!r}"
+        assert "course/provided.py" in row["copied_from"], (
+            f"{row['student']} {row['notebook']}: copied_from is {row['copied_from']!r}"
+        )
     blanks = [row for row in data if row["student"].startswith("blank") and row["notebook"][:2] == row["student"][5:7]]
-    assert blanks and all(row["copied_from"] == "" for row in blanks), [(r["student"], r["copied_from"]) for r in blanks]
+    assert blanks and all(row["copied_from"] == "" for row in blanks), [
+        (r["student"], r["copied_from"]) for r in blanks
+    ]

@@ -26,7 +26,11 @@ from helpers import offline_page
 NOTEBOOK = "02_dot_product_attention"
 # Every formula of the course's notebooks, and the macros the issue asks about.
 COURSE_FORMULAS = [
-    (r"\text{weights} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad \text{output} = \text{weights}\, V .", True),
+    (
+        r"\text{weights} = \text{softmax}\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad \text{output} = "
+        r"\text{weights}\, V .",
+        True,
+    ),
     (r"\text{softmax}(x)_i = \dfrac{e^{x_i}}{\sum_j e^{x_j}}", False),
     (r"e^{x_i}", False),
     (r"\text{softmax}(x) = \text{softmax}(x - c)", False),
@@ -58,7 +62,11 @@ def _feedback_nb() -> nbformat.NotebookNode:
     cells = [CellResult(ids[0], points[ids[0]], points[ids[0]])]
     cells += [CellResult(gid, 0.0, points[gid], MESSAGE) for gid in ids[1:]]
     result = Result(
-        student="alice", notebook=NOTEBOOK, score=points[ids[0]], max_score=sum(points.values()), cells=cells,
+        student="alice",
+        notebook=NOTEBOOK,
+        score=points[ids[0]],
+        max_score=sum(points.values()),
+        cells=cells,
     )
     return feedback_notebook(result, executed, source, released)
 
@@ -122,7 +130,9 @@ def test_page_loads_no_script_stylesheet_or_font_from_anywhere(page_html):
     assert not off_page, f"elements that fetch from another host: {off_page}"
     scripts = [attrs for tag, attrs in tags if tag == "script" and "src" in attrs]
     assert not scripts, f"the page loads scripts from files: {scripts}"
-    assert not [attrs for tag, attrs in tags if tag == "link" and "stylesheet" in attrs.get("rel", "")], "external stylesheet"
+    assert not [attrs for tag, attrs in tags if tag == "link" and "stylesheet" in attrs.get("rel", "")], (
+        "external stylesheet"
+    )
     for needle in ("cdnjs", "unpkg.com", "jsdelivr", "mathjax", "require.min.js", "@import", "url(http", "url(//"):
         assert needle not in page_html.lower(), f"{needle!r} in the feedback page"
 
@@ -152,7 +162,14 @@ def test_every_course_formula_converts(tex, display):
 
 def test_macros_the_course_uses():
     mathml = tex_to_mathml(COURSE_FORMULAS[0][0], display=True)
-    for fragment in ("<mtext>weights</mtext>", "<mfrac>", "<msqrt>", "\u22a4", 'stretchy="true"', '<mspace width="2em"'):
+    for fragment in (
+        "<mtext>weights</mtext>",
+        "<mfrac>",
+        "<msqrt>",
+        "\u22a4",
+        'stretchy="true"',
+        '<mspace width="2em"',
+    ):
         assert fragment in mathml, f"{fragment!r} missing from {mathml}"
     mathml = tex_to_mathml(r"\dfrac{e^{x_i}}{\sum_j e^{x_j}}")
     assert 'displaystyle="true"' in mathml and "\u2211" in mathml
@@ -171,12 +188,19 @@ def test_text_in_math_cannot_inject_markup():
 
 
 def test_dollars_outside_math_are_left_alone():
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell("Inline `$HOME` and `$$x$$`; it costs $5.\n\n```bash\necho $$ $PATH\n```\n\nMath: $e^{x_i}$"),
-        nbformat.v4.new_code_cell("print('$$a$$ and $b$')", outputs=[
-            nbformat.v4.new_output("stream", name="stdout", text="$$a$$ and $b$\n"),
-        ]),
-    ])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell(
+                "Inline `$HOME` and `$$x$$`; it costs $5.\n\n```bash\necho $$ $PATH\n```\n\nMath: $e^{x_i}$"
+            ),
+            nbformat.v4.new_code_cell(
+                "print('$$a$$ and $b$')",
+                outputs=[
+                    nbformat.v4.new_output("stream", name="stdout", text="$$a$$ and $b$\n"),
+                ],
+            ),
+        ]
+    )
     out = render_html(nb)
     assert "<code>$HOME</code>" in out and "<code>$$x$$</code>" in out
     assert "costs $5." in out
@@ -187,18 +211,23 @@ def test_dollars_outside_math_are_left_alone():
 
 
 def test_latex_outputs_are_mathml_too():
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
-        nbformat.v4.new_output("display_data", data={"text/latex": r"$$\frac{a}{b}$$", "text/plain": "a/b"}),
-    ])])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "x",
+                outputs=[
+                    nbformat.v4.new_output(
+                        "display_data", data={"text/latex": r"$$\frac{a}{b}$$", "text/plain": "a/b"}
+                    ),
+                ],
+            )
+        ]
+    )
     out = render_html(nb)
     assert "<mfrac>" in out and "$$" not in out
 
 
 # ---------------------------------------------------------------- in a real browser
-
-
-
-
 
 
 def test_feedback_page_in_chromium(browser, page_file):

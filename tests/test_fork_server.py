@@ -1,5 +1,5 @@
-"""The fork server (autograder/sandbox/forkserver.py ForkServer, autograder/runner/forks.py serve_forks): one warm sandbox per
-worker forks a child per submission. The children of one server follow each other, so what one
+"""The fork server (autograder/sandbox/forkserver.py ForkServer, autograder/runner/forks.py serve_forks): one warm
+sandbox per worker forks a child per submission. The children of one server follow each other, so what one
 submission leaves behind (a daemon process, files in /tmp or in its scratch dir) must be gone
 before the next one starts; and grades must be those of a fresh sandbox per submission.
 """
@@ -18,7 +18,9 @@ from autograder.sandbox.forkserver import fork_servers_enabled
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, solution_code, write_demo_class, write_submission
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="fork servers need root (as an ordinary user each submission gets a fresh sandbox)")
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="fork servers need root (as an ordinary user each submission gets a fresh sandbox)"
+)
 
 REFERENCE = {grade_id(c): solution_code(c) for c in read(source_notebook(NOTEBOOK)).cells if is_solution_cell(c)}
 

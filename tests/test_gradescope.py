@@ -81,22 +81,35 @@ RESULTS_SCHEMA = {
             "items": {
                 "type": "object",
                 "required": ["name", "value"],
-                "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
-                               "order": {"enum": ["asc", "desc"]}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "value": {"type": ["number", "string"]},
+                    "order": {"enum": ["asc", "desc"]},
+                },
             },
         },
     },
     # "score": optional, but required if not on each test case
-    "anyOf": [{"required": ["score"]},
-              {"required": ["tests"], "properties": {"tests": {"items": {"required": ["score"]}}}}],
+    "anyOf": [
+        {"required": ["score"]},
+        {"required": ["tests"], "properties": {"tests": {"items": {"required": ["score"]}}}},
+    ],
 }
 # /autograder/submission_metadata.json as Gradescope documents it ("Submission Metadata")
 METADATA = {
     "id": 123456,
     "created_at": "2026-11-30T14:22:32.365935-08:00",
-    "assignment": {"due_date": "2026-12-01T23:59:00.000000-08:00", "group_size": None, "group_submission": False,
-                   "id": 25828, "course_id": 1234, "late_due_date": None,
-                   "release_date": "2026-11-20T00:00:00.000000-08:00", "title": NOTEBOOK, "total_points": "11.0"},
+    "assignment": {
+        "due_date": "2026-12-01T23:59:00.000000-08:00",
+        "group_size": None,
+        "group_submission": False,
+        "id": 25828,
+        "course_id": 1234,
+        "late_due_date": None,
+        "release_date": "2026-11-20T00:00:00.000000-08:00",
+        "title": NOTEBOOK,
+        "total_points": "11.0",
+    },
     "users": [{"email": "student@example.com", "id": 1234, "name": "Student User"}],
     "previous_submissions": [],
 }
@@ -146,8 +159,14 @@ def grade_on_gradescope(root: Path, files: dict[str, bytes], isolation: str | No
         (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
         (root / "submission" / name).write_bytes(data)
     (root / "results" / "results.json").unlink(missing_ok=True)
-    done = subprocess.run([str(root / "run_autograder")], cwd=root, env=environment(root, isolation),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(root / "run_autograder")],
+        cwd=root,
+        env=environment(root, isolation),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, RESULTS_SCHEMA)
@@ -163,7 +182,9 @@ def test_the_zip_holds_what_gradescope_asks_and_no_more(autograder_zip, tmp_path
         members = {info.filename: info for info in zf.infolist()}
         text = {name: zf.read(name).decode("utf-8") for name in members}
     # a notebook's cells as they read (its JSON escapes quotes), beside its raw text
-    text[f"notebook/{NOTEBOOK}.ipynb"] += "\n".join(c.source for c in nbformat.reads(text[f"notebook/{NOTEBOOK}.ipynb"], 4).cells)
+    text[f"notebook/{NOTEBOOK}.ipynb"] += "\n".join(
+        c.source for c in nbformat.reads(text[f"notebook/{NOTEBOOK}.ipynb"], 4).cells
+    )
     for script in ("setup.sh", "run_autograder"):
         assert script in members, f"{script} must be at the root of the zip"
         assert (members[script].external_attr >> 16) & 0o111, f"{script} must be executable"
@@ -175,7 +196,11 @@ def test_the_zip_holds_what_gradescope_asks_and_no_more(autograder_zip, tmp_path
     # that notebook's tests and nothing of its solutions, nor of any other notebook
     source = read(source_notebook(NOTEBOOK))
     solution_lines = {line.strip() for cell in source.cells for line in solution_region_lines(cell)}
-    shown = {line.strip() for cell in read(released_path(source_notebook(NOTEBOOK))).cells for line in cell.source.splitlines()}
+    shown = {
+        line.strip()
+        for cell in read(released_path(source_notebook(NOTEBOOK))).cells
+        for line in cell.source.splitlines()
+    }
     leaked = [line for line in solution_lines - shown if len(line) >= 12 and any(line in t for t in text.values())]
     assert not leaked, f"solution lines in the zip: {leaked[:3]}"
     hidden = secret_lines(source)
@@ -193,8 +218,9 @@ def test_the_zip_holds_what_gradescope_asks_and_no_more(autograder_zip, tmp_path
 
 def test_setup_checks_and_locks_the_graders_files(autograder_zip, tmp_path):
     root = container(tmp_path, autograder_zip)
-    done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=environment(root),
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], env=environment(root), capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"grader: {root / 'source' / 'grader' / 'autograder'}" in done.stdout, "the zip's grader, not the checkout"
     assert f"notebook {NOTEBOOK}: {len(POINTS)} graded cells, {TOTAL:g} points" in done.stdout
@@ -203,8 +229,9 @@ def test_setup_checks_and_locks_the_graders_files(autograder_zip, tmp_path):
     for name in ("source", "results"):
         assert stat.S_IMODE((root / name).stat().st_mode) == 0o700 and (root / name).stat().st_uid == 0
     (root / "source" / "notebook" / f"{NOTEBOOK}.ipynb").unlink()
-    broken = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=environment(root),
-                            capture_output=True, text=True, timeout=600)
+    broken = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], env=environment(root), capture_output=True, text=True, timeout=600
+    )
     assert broken.returncode == 1 and "the notebook's tests are missing" in broken.stdout
 
 
@@ -256,7 +283,7 @@ def test_broken_misnamed_and_missing_uploads_get_zero_with_a_reason(autograder_z
     assert results["score"] == TOTAL and f"submitted as '{NOTEBOOK} (1).ipynb'" in results["output"]
 
 
-PROBE = '''
+PROBE = """
 import os
 _found = [f"uid={{os.getuid()}}"]
 for _label, _path in (("notebook", {notebook!r}), ("settings", {settings!r}), ("results", {results!r}),
@@ -283,7 +310,7 @@ _PROBE = " ".join(_found)
 
 def softmax(x, dim=-1):
     raise RuntimeError("probe: " + _PROBE)
-'''
+"""
 
 
 @pytest.mark.parametrize("isolation", ["bwrap", "uid"])
@@ -300,8 +327,9 @@ def test_student_code_reaches_none_of_the_graders_files(autograder_zip, tmp_path
         forged=str(root / "results" / "forged.json"),
     )
     (root / "results" / "results.json").write_text("{}")  # an earlier run's, for the probe to try to read
-    results, _ = grade_on_gradescope(root, {f"{NOTEBOOK}.ipynb": nb_bytes(make_submission(NOTEBOOK, {"softmax": code}))},
-                                     isolation)
+    results, _ = grade_on_gradescope(
+        root, {f"{NOTEBOOK}.ipynb": nb_bytes(make_submission(NOTEBOOK, {"softmax": code}))}, isolation
+    )
     message = next(t["output"] for t in results["tests"] if t["name"] == "softmax_values")
     assert message.startswith("RuntimeError: probe: uid="), message
     assert "uid=0 " not in message, "student code never runs as root"

@@ -72,7 +72,9 @@ def test_export_csv_cell_by_cell(demo):
     assert rows["ada"]["reason"] == rows["grace"]["reason"] == rows["linus"]["reason"] == ""
     assert "not valid JSON" in rows["barbara"]["reason"]
     assert rows["edsger"]["reason"] == "the submitted file is empty"
-    assert rows["alan"]["reason"] == "" and "submitted as '02_dot_product_attention (1).ipynb'" in rows["alan"]["repairs"]
+    assert (
+        rows["alan"]["reason"] == "" and "submitted as '02_dot_product_attention (1).ipynb'" in rows["alan"]["repairs"]
+    )
 
 
 def test_feedback_never_contains_hidden_tests_but_says_what_failed(demo):

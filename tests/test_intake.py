@@ -38,40 +38,53 @@ def make_zip(path: Path, members: dict[str, bytes], links: dict[str, str] | None
     return path
 
 
-@pytest.mark.parametrize("file_name, expected", [
-    (f"{NOTEBOOK}.ipynb", (NOTEBOOK, False)),
-    (f"{NOTEBOOK} (1).ipynb", (NOTEBOOK, True)),
-    (f"{NOTEBOOK}-1.ipynb", (NOTEBOOK, True)),
-    (f"{NOTEBOOK}-2 (3).ipynb", (NOTEBOOK, True)),
-    ("02_Dot_Product_Attention.ipynb", (NOTEBOOK, True)),
-    (f"Copy of {NOTEBOOK}.ipynb", (NOTEBOOK, True)),
-    ("01_soft_lookup.ipynb", ("01_soft_lookup", False)),
-    ("homework.ipynb", (None, False)),
-    (f"{NOTEBOOK}.py", (None, False)),
-    ("02_dot_product.ipynb", (None, False)),
-])
+@pytest.mark.parametrize(
+    "file_name, expected",
+    [
+        (f"{NOTEBOOK}.ipynb", (NOTEBOOK, False)),
+        (f"{NOTEBOOK} (1).ipynb", (NOTEBOOK, True)),
+        (f"{NOTEBOOK}-1.ipynb", (NOTEBOOK, True)),
+        (f"{NOTEBOOK}-2 (3).ipynb", (NOTEBOOK, True)),
+        ("02_Dot_Product_Attention.ipynb", (NOTEBOOK, True)),
+        (f"Copy of {NOTEBOOK}.ipynb", (NOTEBOOK, True)),
+        ("01_soft_lookup.ipynb", ("01_soft_lookup", False)),
+        ("homework.ipynb", (None, False)),
+        (f"{NOTEBOOK}.py", (None, False)),
+        ("02_dot_product.ipynb", (None, False)),
+    ],
+)
 def test_released_name(file_name, expected):
     assert released_name(file_name, RELEASED) == expected
 
 
 def test_canvas_zip_is_laid_out_by_student_with_notes(tmp_path):
     late_upload = notebook_bytes(untouched_release(NOTEBOOK))
-    archive = make_zip(tmp_path / "submissions.zip", {
-        f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(),
-        f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": late_upload,  # re-uploaded after the due date: wins
-        f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(),
-        f"lee_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(),
-        f"anon_45678_67003_{NOTEBOOK}.ipynb": notebook_bytes(),
-    })
+    archive = make_zip(
+        tmp_path / "submissions.zip",
+        {
+            f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(),
+            f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": late_upload,  # re-uploaded after the due date: wins
+            f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(),
+            f"lee_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(),
+            f"anon_45678_67003_{NOTEBOOK}.ipynb": notebook_bytes(),
+        },
+    )
     intake = prepare(archive, tmp_path / "work", RELEASED, out=io.StringIO())
     folder = intake.folder
     assert folder == tmp_path / "work" / "intake" / "submissions"
-    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["anon-45678", "doejohn-12345", "lee-34567", "roesmith-23456"]
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [
+        "anon-45678",
+        "doejohn-12345",
+        "lee-34567",
+        "roesmith-23456",
+    ]
     subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
     john = subs["doejohn-12345"]
     assert john.path.read_bytes() == late_upload, "the latest upload (highest attachment id) is graded"
     assert john.lms_late is True and "latest of 2 uploads" in john.note and f"{NOTEBOOK}-1.ipynb" in john.note
-    assert subs["roesmith-23456"].note == f"submitted as '{NOTEBOOK} (1).ipynb'" and subs["roesmith-23456"].problem is None
+    assert (
+        subs["roesmith-23456"].note == f"submitted as '{NOTEBOOK} (1).ipynb'" and subs["roesmith-23456"].problem is None
+    )
     assert subs["lee-34567"].note == "" and subs["lee-34567"].lms_late is False
     # preparing again gives the same folder, byte for byte
     before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
@@ -82,17 +95,23 @@ def test_canvas_zip_is_laid_out_by_student_with_notes(tmp_path):
 def test_hostile_and_odd_archive_members_are_refused_with_a_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "MAX_SUBMISSION_BYTES", 200_000)
     work = tmp_path / "work"
-    archive = make_zip(tmp_path / "evil.zip", {
-        "../escaped.ipynb": notebook_bytes(),
-        f"../../doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(),
-        "/tmp/absolute.ipynb": notebook_bytes(),
-        "C:/Users/x/drive.ipynb": notebook_bytes(),
-        f"doejane_777_2_{NOTEBOOK}.zip": make_zip(tmp_path / "inner.zip", {f"{NOTEBOOK}.ipynb": notebook_bytes()}).read_bytes(),
-        "doejane_777_3_notes.txt": b"my notes",
-        f"bigfile_888_4_{NOTEBOOK}.ipynb": b'{"cells": []' + b" " * 300_000 + b"}",
-        "homework.ipynb": notebook_bytes(),
-        f"__MACOSX/._doejane_777_5_{NOTEBOOK}.ipynb": b"resource fork",
-    }, links={f"linker_999_6_{NOTEBOOK}.ipynb": "/etc/passwd"})
+    archive = make_zip(
+        tmp_path / "evil.zip",
+        {
+            "../escaped.ipynb": notebook_bytes(),
+            f"../../doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(),
+            "/tmp/absolute.ipynb": notebook_bytes(),
+            "C:/Users/x/drive.ipynb": notebook_bytes(),
+            f"doejane_777_2_{NOTEBOOK}.zip": make_zip(
+                tmp_path / "inner.zip", {f"{NOTEBOOK}.ipynb": notebook_bytes()}
+            ).read_bytes(),
+            "doejane_777_3_notes.txt": b"my notes",
+            f"bigfile_888_4_{NOTEBOOK}.ipynb": b'{"cells": []' + b" " * 300_000 + b"}",
+            "homework.ipynb": notebook_bytes(),
+            f"__MACOSX/._doejane_777_5_{NOTEBOOK}.ipynb": b"resource fork",
+        },
+        links={f"linker_999_6_{NOTEBOOK}.ipynb": "/etc/passwd"},
+    )
     out = io.StringIO()
     folder = prepare(archive, work, RELEASED, out=out).folder
     said = out.getvalue()
@@ -123,8 +142,10 @@ def test_not_a_zip_is_a_clear_error(tmp_path):
 def test_roster_names_the_students_and_lists_who_submitted_nothing(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("id,student\n12345,jdoe\n23456,asmith\n99999,absent\n")
-    archive = make_zip(tmp_path / "s.zip", {f"doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(),
-                                            f"smithann_23456_2_{NOTEBOOK}.ipynb": notebook_bytes()})
+    archive = make_zip(
+        tmp_path / "s.zip",
+        {f"doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(), f"smithann_23456_2_{NOTEBOOK}.ipynb": notebook_bytes()},
+    )
     out = io.StringIO()
     folder = prepare(archive, tmp_path / "work", RELEASED, roster, out).folder
     subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
@@ -133,7 +154,9 @@ def test_roster_names_the_students_and_lists_who_submitted_nothing(tmp_path):
     assert "roster: absent submitted nothing" in out.getvalue()
     # Canvas's gradebook export as the roster: ID and SIS Login ID, and a "Points Possible" row
     canvas = tmp_path / "gradebook.csv"
-    canvas.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n')
+    canvas.write_text(
+        'Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n'
+    )
     assert read_roster(canvas) == {"12345": "jdoe"}
     bad = tmp_path / "bad.csv"
     bad.write_text("name,email\nx,y\n")
@@ -152,10 +175,15 @@ def test_student_folders_with_browser_duplicates(tmp_path):
     os.utime(newer, (1_700_000_100, 1_700_000_100))
     (subs_dir / "bob").mkdir()
     (subs_dir / "bob" / "homework.ipynb").write_bytes(notebook_bytes())
-    assert prepare(subs_dir, tmp_path / "work", RELEASED).folder == subs_dir, "a folder of student folders is used in place"
+    assert prepare(subs_dir, tmp_path / "work", RELEASED).folder == subs_dir, (
+        "a folder of student folders is used in place"
+    )
     subs = {s.student: s for s in collect(subs_dir, [NOTEBOOK])}
     assert subs["ann"].path == newer and "latest of 2 files" in subs["ann"].note
-    assert subs["bob"].problem == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+    assert (
+        subs["bob"].problem
+        == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+    )
     # graded for two notebooks: a file of the other notebook is graded as that one, not offered as a misnamed copy
     (subs_dir / "bob" / "01_soft_lookup.ipynb").write_bytes(notebook_bytes(untouched_release("01_soft_lookup")))
     (subs_dir / "cy").mkdir()
@@ -163,7 +191,10 @@ def test_student_folders_with_browser_duplicates(tmp_path):
     both = {(s.student, s.notebook): s for s in collect(subs_dir, RELEASED)}
     assert both[("cy", NOTEBOOK)].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
     assert both[("cy", "01_soft_lookup")].problem is None
-    assert both[("bob", NOTEBOOK)].problem == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+    assert (
+        both[("bob", NOTEBOOK)].problem
+        == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
+    )
 
 
 def test_lms_late_mark_stands_in_for_a_missing_time():
@@ -174,7 +205,9 @@ def test_lms_late_mark_stands_in_for_a_missing_time():
     assert record.source == "LMS export: marked late" and "give --timestamps" in warnings[0]
     record, warnings = lateness.assess("jdoe", NOTEBOOK, None, 10, lms_late=False)
     assert (record.late_days, record.final_score, warnings) == (0, 10, [])
-    with_csv = Lateness(deadline, parse_policy("10%/day, max 3 days"), {("jdoe", None): datetime(2026, 12, 4, 12, tzinfo=timezone.utc)})
+    with_csv = Lateness(
+        deadline, parse_policy("10%/day, max 3 days"), {("jdoe", None): datetime(2026, 12, 4, 12, tzinfo=timezone.utc)}
+    )
     record, _ = with_csv.assess("jdoe", NOTEBOOK, None, 10, lms_late=True)
     assert (record.late_days, record.source) == (3, "timestamps CSV"), "a real time beats the mark"
 
@@ -182,13 +215,16 @@ def test_lms_late_mark_stands_in_for_a_missing_time():
 def test_grade_a_canvas_zip_end_to_end(tmp_path):
     wrong = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_after_softmax")
     other = implementations(NOTEBOOK, "correct")[1]
-    archive = make_zip(tmp_path / "canvas.zip", {
-        f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(untouched_release(NOTEBOOK)),
-        f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": notebook_bytes(),
-        f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(make_submission(NOTEBOOK, other.cells)),
-        f"leeann_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(make_submission(NOTEBOOK, wrong.cells)),
-        "../../escape.ipynb": notebook_bytes(),
-    })
+    archive = make_zip(
+        tmp_path / "canvas.zip",
+        {
+            f"doejohn_12345_67890_{NOTEBOOK}.ipynb": notebook_bytes(untouched_release(NOTEBOOK)),
+            f"doejohn_late_12345_67999_{NOTEBOOK}-1.ipynb": notebook_bytes(),
+            f"roesmith_23456_67001_{NOTEBOOK} (1).ipynb": notebook_bytes(make_submission(NOTEBOOK, other.cells)),
+            f"leeann_34567_67002_{NOTEBOOK}.ipynb": notebook_bytes(make_submission(NOTEBOOK, wrong.cells)),
+            "../../escape.ipynb": notebook_bytes(),
+        },
+    )
     work = tmp_path / "grading"
     graded = run_cli("grade", str(archive), "--workdir", str(work), "--deadline", "2026-12-01T23:59Z")
     assert graded.returncode == 0, graded.stdout + graded.stderr
@@ -212,8 +248,17 @@ def test_grade_a_canvas_zip_end_to_end(tmp_path):
     # the same gradebook in Canvas's import layout: the header Canvas's importer accepts, its
     # "Points Possible" row, one column per notebook holding the score after the late penalty
     canvas_csv = tmp_path / "canvas.csv"
-    exported = run_cli("export", "--workdir", str(work), "--out", str(canvas_csv), "--format", "canvas",
-                       "--assignment-id", f"{NOTEBOOK}=4242")
+    exported = run_cli(
+        "export",
+        "--workdir",
+        str(work),
+        "--out",
+        str(canvas_csv),
+        "--format",
+        "canvas",
+        "--assignment-id",
+        f"{NOTEBOOK}=4242",
+    )
     assert exported.returncode == 0, exported.stdout + exported.stderr
     assert "Wrote 3 student(s)" in exported.stdout and "without a Canvas user id" not in exported.stdout
     table = list(csv.reader(canvas_csv.open(newline="")))
@@ -252,9 +297,19 @@ def test_canvas_export_takes_ids_from_the_roster_and_warns_without_them(tmp_path
     with Writer(work) as writer:
         writer.register_notebook(NOTEBOOK, read(source_notebook(NOTEBOOK)))
         for student, points in (("jdoe", 1.0), ("asmith", 0.0)):
-            writer.record(Result(student, NOTEBOOK, points, TOTAL, [CellResult(next(iter(POINTS)), points, POINTS[next(iter(POINTS))])]))
+            writer.record(
+                Result(
+                    student,
+                    NOTEBOOK,
+                    points,
+                    TOTAL,
+                    [CellResult(next(iter(POINTS)), points, POINTS[next(iter(POINTS))])],
+                )
+            )
     roster = tmp_path / "gradebook.csv"
-    roster.write_text('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n')
+    roster.write_text(
+        'Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n"Doe, John",12345,s1,jdoe,A\n'
+    )
     table, warnings = canvas_rows(work, roster=roster)
     assert canvas_header_accepted(table[0]) and table[0][5:] == [NOTEBOOK]
     assert not canvas_header_accepted(["student", "notebook", "score", "max_score"])  # our plain CSV's header

@@ -40,8 +40,7 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder.__main__": 7,
 }
 STDLIB = set(sys.stdlib_module_names)
-RUNNER_MAY_IMPORT = STDLIB | {"torch", "numpy", "matplotlib", "matplotlib_inline", "IPython", "traitlets",
-                              "runner"}
+RUNNER_MAY_IMPORT = STDLIB | {"torch", "numpy", "matplotlib", "matplotlib_inline", "IPython", "traitlets", "runner"}
 
 
 def module_name(path: Path) -> str:
@@ -60,7 +59,9 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level > 0:
             found.add("." * node.level + (node.module or ""))
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            modules = {f"{node.module}.{a.name}" for a in node.names if module_path(f"{node.module}.{a.name}") is not None}
+            modules = {
+                f"{node.module}.{a.name}" for a in node.names if module_path(f"{node.module}.{a.name}") is not None
+            }
             found |= modules
             if len(modules) < len(node.names):  # names defined in node.module itself
                 found.add(node.module)
@@ -82,7 +83,9 @@ def layer(name: str) -> str | None:
     return None
 
 
-GRADER = sorted(p for p in (ROOT / "autograder").rglob("*.py") if "runner" not in p.relative_to(ROOT / "autograder").parts)
+GRADER = sorted(
+    p for p in (ROOT / "autograder").rglob("*.py") if "runner" not in p.relative_to(ROOT / "autograder").parts
+)
 RUNNER = sorted((ROOT / "autograder" / "runner").glob("*.py"))
 TOOLS = sorted((ROOT / "coursetools").glob("*.py"))
 
@@ -95,13 +98,17 @@ def test_the_grader_imports_downwards_only(path):
     for imported in imports_of(path):
         top = imported.split(".")[0]
         if top in ("coursetools", "course"):
-            assert name == "autograder.cli" and top == "coursetools", f"{name} imports {imported}: the grader depends on no course tooling"
+            assert name == "autograder.cli" and top == "coursetools", (
+                f"{name} imports {imported}: the grader depends on no course tooling"
+            )
             continue
         if top != "autograder" or imported == "autograder":
             continue
         target = layer(imported)
         if target == "autograder.runner":
-            assert imported == "autograder.runner.protocol", f"{name} imports {imported}: only the runner's protocol is shared"
+            assert imported == "autograder.runner.protocol", (
+                f"{name} imports {imported}: only the runner's protocol is shared"
+            )
             continue
         assert target is not None, f"{name} imports {imported}, which belongs to no layer"
         assert target == own or LAYERS[target] < LAYERS[own], f"{name} ({own}) imports {imported} ({target}): upwards"
@@ -113,14 +120,18 @@ def test_the_runner_is_a_program_of_its_own(path):
         if imported.startswith("."):
             continue  # its own modules
         top = imported.split(".")[0]
-        assert top in RUNNER_MAY_IMPORT, f"runner/{path.name} imports {imported}: it runs in the sandbox, with no grader code"
+        assert top in RUNNER_MAY_IMPORT, (
+            f"runner/{path.name} imports {imported}: it runs in the sandbox, with no grader code"
+        )
 
 
 @pytest.mark.parametrize("path", TOOLS, ids=lambda p: p.name)
 def test_course_tooling_uses_only_the_graders_bottom(path):
     for imported in imports_of(path):
         if imported.split(".")[0] == "autograder" and imported != "autograder":
-            assert layer(imported) in ("autograder.config", "autograder.model"), f"coursetools/{path.name} imports {imported}"
+            assert layer(imported) in ("autograder.config", "autograder.model"), (
+                f"coursetools/{path.name} imports {imported}"
+            )
 
 
 def test_no_import_cycle():
@@ -137,7 +148,7 @@ def test_no_import_cycle():
         stack.append(node)
         for nxt in sorted(edges[node]):
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
+                cycle = stack[stack.index(nxt) :] + [nxt]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt)
@@ -154,4 +165,6 @@ def test_the_layout_section_of_the_readme_names_every_package():
     tree = readme.split("The code, and what each package may import", 1)[1].split("```text", 1)[1].split("```", 1)[0]
     packages = {module_name(p.parent) for p in (ROOT / "autograder").rglob("__init__.py")} | {"coursetools", "course"}
     for package in sorted(packages):
-        assert f" {package.rsplit('.', 1)[-1]}/ " in f" {' '.join(tree.split())} ", f"the README's layout tree does not describe {package}"
+        assert f" {package.rsplit('.', 1)[-1]}/ " in f" {' '.join(tree.split())} ", (
+            f"the README's layout tree does not describe {package}"
+        )

@@ -73,7 +73,9 @@ def test_the_tutorials_masked_fill_is_a_keep_mask_not_an_additive_one(lesson_htm
     table = lesson_html.split('id="three-conventions-and-what-mixing-them-does"', 1)[1].split("</table>", 1)[0]
     rows = {}
     for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S):
-        cells = [" ".join(re.sub(r"<[^>]+>", "", c).split()) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+        cells = [
+            " ".join(re.sub(r"<[^>]+>", "", c).split()) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
+        ]
         rows[cells[0]] = cells
     additive = rows["additive float"]
     assert "masked_fill(mask == 0" not in " ".join(additive) and additive[3] == "scores + mask"
@@ -108,7 +110,7 @@ def test_an_empty_row_gets_the_output_bias(text):
 def test_terms_used_before_they_are_taught(text):
     """Issue 21: heads (chapter 05), packed sequences and the fused path are defined where this page first uses them."""
     first = text.index("(batch, heads, L_q, L_k)", text.index("One convention"))
-    assert "The heads axis belongs to multi-head attention, chapter 05" in text[first:first + 400]
+    assert "The heads axis belongs to multi-head attention, chapter 05" in text[first : first + 400]
     assert "packed sequences (several short sequences laid end to end in one row" in text
     assert "fused path, one optimised routine" in text
 
@@ -129,5 +131,7 @@ def test_intro_lists_masked_attention_for_chapter_03(book):
     row = re.search(r"^\| 03 \|.*\| (\S+) \|$", (ROOT / "intro.md").read_text(encoding="utf8"), re.M)
     assert row and "masked `scaled_dot_product_attention`" in row.group(0)
     intro = " ".join(re.sub(r"<[^>]+>", " ", (book.html_dir / "intro.html").read_text(encoding="utf8")).split())
-    assert "padding_mask , causal_mask , masked scaled_dot_product_attention" in intro or \
-        "padding_mask, causal_mask, masked scaled_dot_product_attention" in intro
+    assert (
+        "padding_mask , causal_mask , masked scaled_dot_product_attention" in intro
+        or "padding_mask, causal_mask, masked scaled_dot_product_attention" in intro
+    )

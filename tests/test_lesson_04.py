@@ -45,10 +45,9 @@ def test_the_gram_matrix_is_defined_and_its_inequality_proved(text):
 def test_no_unnamed_source_and_heads_are_forward_referenced(text):
     assert "widely" not in text and "circulates" not in text
     assert "A common mistake passes the wrong tensors to cross-attention" in text
-    body = text[text.index("In chapter 02 the queries, keys and values were given to us"):]  # not the navigation
+    body = text[text.index("In chapter 02 the queries, keys and values were given to us") :]  # not the navigation
     first = body.index("head")
-    assert "which chapter 05 introduces" in body[first - 200:first + 200]
-
+    assert "which chapter 05 introduces" in body[first - 200 : first + 200]
 
 
 def test_cross_attention_shapes_and_the_indistinguishable_articles(text):
@@ -65,7 +64,9 @@ def test_swapped_query_and_value(text):
 
 
 def test_permutation_equivariance_to_machine_precision(text):
-    gap32, gap64, size = number(text, r"The largest difference is (\S+) in float32 and (\S+) in float64, for outputs of size up to (\S+)")
+    gap32, gap64, size = number(
+        text, r"The largest difference is (\S+) in float32 and (\S+) in float64, for outputs of size up to (\S+)"
+    )
     eps32, eps64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
     assert f"machine epsilon {eps32:.1e} and {eps64:.1e}" in text
     # A sum of a few dozen rounded products: within a small multiple of epsilon times the size.

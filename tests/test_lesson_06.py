@@ -16,7 +16,7 @@ import pytest
 from lesson_page import number
 
 LESSON = "chapters/06_positional_encoding.html"
-D_FIG, LEN_FIG = 64, 100      # the heatmaps' table
+D_FIG, LEN_FIG = 64, 100  # the heatmaps' table
 D_RANGE, LEN_RANGE = 512, 5000  # the table whose range is measured
 
 
@@ -40,7 +40,9 @@ def test_no_glue_leftovers(text):
 
 def test_range_is_minus_one_to_one(text):
     big = table(LEN_RANGE, D_RANGE)
-    low, high, negative = number(text, r"The smallest value is (\S+), the largest (\S+), and (\S+) % of the entries are negative")
+    low, high, negative = number(
+        text, r"The smallest value is (\S+), the largest (\S+), and (\S+) % of the entries are negative"
+    )
     assert low == round(big.min(), 6) == -1.0 and high == round(big.max(), 6) == 1.0
     assert negative == pytest.approx(100 * np.mean(big < 0), abs=0.05) and negative > 30
     (norm,) = number(text, r"\\sqrt\{d_\{model\}/2\}\\\), here (\S+), at every position")
@@ -52,8 +54,12 @@ def test_floor_division_bug(text):
     column, so the phase is (pos / 1e4) ** 0 = 1 at every position and the table has one distinct row."""
     assert "phase = (pos / 1e4) ** (dim // dim_model)" in text, "the page must quote the notebook's line exactly"
     assert "pos / 1e4 ** (dim // d_model)" not in text, "the misquoted line (phase = pos) is back"
-    good, n_positions, bad = number(text, r"The correct table has (\S+) distinct rows for (\S+) positions, the buggy one (\S+):")
-    assert (good, n_positions) == (LEN_FIG, LEN_FIG) and np.unique(table(LEN_FIG, D_FIG).round(12), axis=0).shape[0] == LEN_FIG
+    good, n_positions, bad = number(
+        text, r"The correct table has (\S+) distinct rows for (\S+) positions, the buggy one (\S+):"
+    )
+    assert (good, n_positions) == (LEN_FIG, LEN_FIG) and np.unique(table(LEN_FIG, D_FIG).round(12), axis=0).shape[
+        0
+    ] == LEN_FIG
     assert bad == len({(p / 1e4) ** (j // D_FIG) for p in range(LEN_FIG) for j in range(D_FIG)}) == 1
     (gap,) = number(text, r"two rows differ by at most (\S+)\)")
     assert gap == 0
@@ -66,31 +72,45 @@ def test_floor_division_bug(text):
 
 
 def test_rotation_and_offset_only_dot_products(text):
-    n_offsets, k_max, error = number(text, r"For all (\S+) offsets up to \\\(k =\\\) (\S+), one matrix per offset maps every "
-                                           r"position to the position \\\(k\\\) later, with a largest error of (\S+):")
+    n_offsets, k_max, error = number(
+        text,
+        r"For all (\S+) offsets up to \\\(k =\\\) (\S+), one matrix per offset maps every "
+        r"position to the position \\\(k\\\) later, with a largest error of (\S+):",
+    )
     assert n_offsets >= 3 and k_max >= 50 and error < 1e-10
     (spread,) = number(text, r"Along each diagonal the dot products agree to (\S+)\.")
     assert spread < 1e-9
     itself, at_1, at_20 = number(text, r"most similar to itself \((\S+) .*? \((\S+) at offset 1, (\S+) at offset 20\)")
     assert itself == offset_dot(0, D_FIG) == D_FIG / 2
-    assert at_1 == pytest.approx(offset_dot(1, D_FIG), abs=0.005) and at_20 == pytest.approx(offset_dot(20, D_FIG), abs=0.005)
+    assert at_1 == pytest.approx(offset_dot(1, D_FIG), abs=0.005) and at_20 == pytest.approx(
+        offset_dot(20, D_FIG), abs=0.005
+    )
 
 
 def test_buffer_against_plain_attribute(text):
-    assert re.search(r"TableAsAttribute\S* torch\.float32 cpu no 0", text), "the attribute must stay float32 on the CPU and be missing from state_dict"
-    assert re.search(r"TableAsBuffer\S* torch\.float64 (meta|cuda) yes 0", text), "the buffer must follow .double() and .to(device) and be saved"
+    assert re.search(r"TableAsAttribute\S* torch\.float32 cpu no 0", text), (
+        "the attribute must stay float32 on the CPU and be missing from state_dict"
+    )
+    assert re.search(r"TableAsBuffer\S* torch\.float64 (meta|cuda) yes 0", text), (
+        "the buffer must follow .double() and .to(device) and be saved"
+    )
     assert "RuntimeError: Tensor on device cpu is not on the expected device" in text
 
 
 def test_inplace_add(text):
-    change, twice = number(text, r"the caller.s embeddings have changed by up to (\S+); .*? the output is off by (\S+)\.")
+    change, twice = number(
+        text, r"the caller.s embeddings have changed by up to (\S+); .*? the output is off by (\S+)\."
+    )
     # x += pe adds the first rows of the table, whose largest entry is cos(0) = 1.
     assert change == twice == round(np.abs(table(5, 8)).max(), 2) == 1.0
     assert "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation" in text
     # Autograd refuses leaves only: on emb(t) * s the in-place add runs and backpropagates (issue 21).
     assert "autograd refuses the in-place write outright" not in text
-    grad_diff, model_change = number(text, r"the embedding.s gradient is the same as with x \+ pe \(largest difference "
-                                           r"(\S+)\), while the caller.s tensor has changed by up to (\S+) and")
+    grad_diff, model_change = number(
+        text,
+        r"the embedding.s gradient is the same as with x \+ pe \(largest difference "
+        r"(\S+)\), while the caller.s tensor has changed by up to (\S+) and",
+    )
     assert grad_diff == 0 and model_change == 1.0
     assert "ran, backward ran; same gradient as x + pe: True" in text
 
@@ -111,8 +131,11 @@ def test_exercise_says_what_goes_wrong_with_inplace_add(where):
 
 def test_embedding_scale(text):
     small, small_scaled, default_scaled = number(
-        text, r"the embeddings are (\S+) times as long as the positions.*?brings the ratio to (\S+), the two of the same size.*?"
-              r"makes them (\S+) times longer than the positions")
+        text,
+        r"the embeddings are (\S+) times as long as the positions.*?brings the ratio to (\S+), the two of the same "
+        r"size.*?"
+        r"makes them (\S+) times longer than the positions",
+    )
     pe_norm = math.sqrt(512 / 2)
     # random rows of std s in 512 dimensions have length close to s * sqrt(512)
     assert small == pytest.approx(1 / pe_norm, abs=0.01)

@@ -2,7 +2,11 @@
 `ruff check` (rules and the reason for each ignore there), `ruff format --check` on the packages and
 tools, and `mypy` on the grader (`autograder`), the course's tooling (`coursetools`) and its code (`course`).
 
-Run the same by hand: .venv/bin/ruff check autograder coursetools course tools _ext && .venv/bin/ruff format --check autograder coursetools tools _ext && .venv/bin/mypy
+Run the same by hand:
+
+    .venv/bin/ruff check autograder coursetools course tools _ext tests
+    .venv/bin/ruff format --check autograder coursetools tools _ext tests
+    .venv/bin/mypy
 """
 
 from __future__ import annotations

@@ -45,10 +45,18 @@ def test_every_solution_notebook_is_a_chapter_with_a_catalogue_and_a_lesson_test
     for path in solution_paths():
         assert path.stem in exercises, f"solutions/{path.name} is no chapter's exercise in chapters.yml"
         chapter = exercises[path.stem]
-        assert (config.IMPLEMENTATIONS_DIR / path.stem / "wrong").is_dir(), f"{path.stem} has no catalogue (tests/implementations/{path.stem}/wrong)"
-        assert (config.IMPLEMENTATIONS_DIR / path.stem / "correct").is_dir(), f"{path.stem} has no catalogue of correct implementations"
-        assert f'LESSON = "{chapter.lesson}.html"' in lesson_tests, f"no test module checks the lesson {chapter.lesson} (LESSON = ...)"
-    assert set(exercises) == {p.stem for p in solution_paths()}, "chapters.yml names an exercise with no solutions/ notebook"
+        assert (config.IMPLEMENTATIONS_DIR / path.stem / "wrong").is_dir(), (
+            f"{path.stem} has no catalogue (tests/implementations/{path.stem}/wrong)"
+        )
+        assert (config.IMPLEMENTATIONS_DIR / path.stem / "correct").is_dir(), (
+            f"{path.stem} has no catalogue of correct implementations"
+        )
+        assert f'LESSON = "{chapter.lesson}.html"' in lesson_tests, (
+            f"no test module checks the lesson {chapter.lesson} (LESSON = ...)"
+        )
+    assert set(exercises) == {p.stem for p in solution_paths()}, (
+        "chapters.yml names an exercise with no solutions/ notebook"
+    )
 
 
 @pytest.mark.parametrize("chapter", [c for c in MANIFEST.chapters if c.exercise], ids=lambda c: c.number)
@@ -59,7 +67,9 @@ def test_builds_are_the_names_the_solution_defines(chapter):
 def test_the_toc_lists_each_lesson_with_its_exercise_beneath():
     listed = toc_files(TOC)
     pages = [page for chapter in MANIFEST.chapters for page in chapter.pages]
-    assert [d for d in listed if d in set(pages)] == pages, "_toc.yml's chapter pages differ from chapters.yml's (order included)"
+    assert [d for d in listed if d in set(pages)] == pages, (
+        "_toc.yml's chapter pages differ from chapters.yml's (order included)"
+    )
     private = set(yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["course_private_pages"])
     assert set(listed) - set(pages) <= {TOC["root"]} | private, "_toc.yml lists a page that is no chapter's"
     for part in TOC["parts"]:
@@ -85,7 +95,9 @@ def test_the_example_term_is_consistent():
         if before.due:
             assert before.due <= after.opens, f"{before.number} is due after {after.number} opens"
     moment = MANIFEST.at(chapters[7].opens)  # the moment chapter 07 opens
-    assert moment.opened == MANIFEST.through("07").opened and moment.past_due == MANIFEST.through("07").past_due - {"00"}
+    assert moment.opened == MANIFEST.through("07").opened and moment.past_due == MANIFEST.through("07").past_due - {
+        "00"
+    }
 
 
 def test_a_manifest_with_half_a_calendar_is_refused(tmp_path):
@@ -115,9 +127,14 @@ def test_through_07_publishes_chapters_00_to_07_and_answers_up_to_06(tmp_path):
     provided = definitions(tmp_path / "course" / "provided.py")
     assert {"MultiHeadAttention", "PositionalEncoding", "scaled_dot_product_attention"} <= provided
     assert not provided & {"FeedForward", "EncoderLayer", "Encoder", "DecoderLayer", "Decoder", "Transformer"}, provided
-    assert "# `Encoder` is published after the deadline of exercise 07." in (tmp_path / "course" / "provided.py").read_text()
+    assert (
+        "# `Encoder` is published after the deadline of exercise 07."
+        in (tmp_path / "course" / "provided.py").read_text()
+    )
     pages = toc_files(yaml.safe_load((tmp_path / "_toc.yml").read_text()))
-    assert "chapters/07_encoder" in pages and not any(p.startswith(("chapters/08", "chapters/09", "chapters/10")) for p in pages)
+    assert "chapters/07_encoder" in pages and not any(
+        p.startswith(("chapters/08", "chapters/09", "chapters/10")) for p in pages
+    )
     assert not list(tmp_path.glob("chapters/08_*")) and not list(tmp_path.glob("lessons/08_*"))
     intro = (tmp_path / "intro.md").read_text()
     assert "{doc}`chapters/08" not in intro, "a link to an unpublished page would break the public build"
@@ -133,7 +150,9 @@ def test_a_chapter_that_opens_before_the_answers_it_carries_are_due_waits(tmp_pa
     done = publish(tmp_path / "a", at=early + timedelta(hours=1), manifest=manifest, check_release=False)
     assert "08" not in done.chapters and "07" in done.chapters
     assert "Encoder answers exercise 07" in done.held["08"], done.held
-    done = publish(tmp_path / "b", at=MANIFEST.chapter("07").due + timedelta(minutes=1), manifest=manifest, check_release=False)
+    done = publish(
+        tmp_path / "b", at=MANIFEST.chapter("07").due + timedelta(minutes=1), manifest=manifest, check_release=False
+    )
     assert "08" in done.chapters and not done.held
     assert "Encoder" in definitions(tmp_path / "b" / "course" / "provided.py")
 
@@ -155,7 +174,9 @@ def test_a_lesson_that_uses_its_own_exercises_answer_is_refused(tmp_path):
     """Lesson 04 imports the course's attention; were exercise 04 to ask for it, the chapter would hand it out."""
     chapter = MANIFEST.chapter("04")
     manifest = shifted(MANIFEST, "04", builds=chapter.builds + ("scaled_dot_product_attention",))
-    with pytest.raises(PublishError, match="chapter 04's lesson or notebook uses .*scaled_dot_product_attention.*its own exercise"):
+    with pytest.raises(
+        PublishError, match="chapter 04's lesson or notebook uses .*scaled_dot_product_attention.*its own exercise"
+    ):
         publish(tmp_path, through="04", manifest=manifest, check_release=False)
 
 

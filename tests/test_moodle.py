@@ -33,7 +33,15 @@ from helpers import TOTAL, notebook_bytes, run_cli
 
 RELEASED = ["01_soft_lookup", NOTEBOOK]
 FILE = "assignsubmission_file_"  # the file submission plugin's folder suffix
-ADA, JOHN_A, JOHN_B, GRACE, BLIND, ALAN, ABSENT = "1000001", "1000002", "1000003", "1000004", "1000005", "1000006", "1000009"
+ADA, JOHN_A, JOHN_B, GRACE, BLIND, ALAN, ABSENT = (
+    "1000001",
+    "1000002",
+    "1000003",
+    "1000004",
+    "1000005",
+    "1000006",
+    "1000009",
+)
 
 
 def moodle_zip(path: Path, members: dict[str, tuple[bytes, tuple]]) -> Path:
@@ -46,51 +54,84 @@ def moodle_zip(path: Path, members: dict[str, tuple[bytes, tuple]]) -> Path:
 
 def class_zip(path: Path) -> Path:
     wrong = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_after_softmax")
-    return moodle_zip(path, {
-        f"Ada Lovelace_{ADA}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 10, 0, 0)),
-        # two students named John Smith: their participant ids tell them apart
-        f"John Smith_{JOHN_A}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(make_submission(NOTEBOOK, wrong.cells)),
-                                                        (2026, 12, 3, 9, 0, 0)),
-        f"John Smith_{JOHN_B}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(untouched_release(NOTEBOOK)),
-                                                        (2026, 11, 28, 9, 0, 0)),
-        f"John Smith_{JOHN_B}_{FILE}/{NOTEBOOK} (1).ipynb": (notebook_bytes(), (2026, 11, 29, 9, 0, 0)),  # newer: wins
-        # the onlinetext plugin's folder beside the file plugin's: not a notebook
-        f"Grace Hopper_{GRACE}_assignsubmission_onlinetext_/onlinetext.html": (b"<p>see my notebook</p>",
-                                                                               (2026, 11, 30, 9, 0, 0)),
-        f"Grace Hopper_{GRACE}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
-        f"Participant_{BLIND}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),  # blind marking
-        f"Alan Turing_{ALAN}_{FILE}{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),  # before Moodle 3.1
-        f"Ada Lovelace_{ADA}_{FILE}/../../escape.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
-        "notes.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
-    })
+    return moodle_zip(
+        path,
+        {
+            f"Ada Lovelace_{ADA}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 10, 0, 0)),
+            # two students named John Smith: their participant ids tell them apart
+            f"John Smith_{JOHN_A}_{FILE}/{NOTEBOOK}.ipynb": (
+                notebook_bytes(make_submission(NOTEBOOK, wrong.cells)),
+                (2026, 12, 3, 9, 0, 0),
+            ),
+            f"John Smith_{JOHN_B}_{FILE}/{NOTEBOOK}.ipynb": (
+                notebook_bytes(untouched_release(NOTEBOOK)),
+                (2026, 11, 28, 9, 0, 0),
+            ),
+            f"John Smith_{JOHN_B}_{FILE}/{NOTEBOOK} (1).ipynb": (
+                notebook_bytes(),
+                (2026, 11, 29, 9, 0, 0),
+            ),  # newer: wins
+            # the onlinetext plugin's folder beside the file plugin's: not a notebook
+            f"Grace Hopper_{GRACE}_assignsubmission_onlinetext_/onlinetext.html": (
+                b"<p>see my notebook</p>",
+                (2026, 11, 30, 9, 0, 0),
+            ),
+            f"Grace Hopper_{GRACE}_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+            f"Participant_{BLIND}_{FILE}/{NOTEBOOK}.ipynb": (
+                notebook_bytes(),
+                (2026, 11, 30, 9, 0, 0),
+            ),  # blind marking
+            f"Alan Turing_{ALAN}_{FILE}{NOTEBOOK}.ipynb": (
+                notebook_bytes(),
+                (2026, 11, 30, 9, 0, 0),
+            ),  # before Moodle 3.1
+            f"Ada Lovelace_{ADA}_{FILE}/../../escape.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+            "notes.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+        },
+    )
 
 
 def worksheet(path: Path, rows: list[tuple[str, str, str, str]]) -> Path:
     """A grading worksheet as Moodle's "Download grading worksheet" writes it (gradingtable.php, downloading, no
     marking workflow): Identifier, Full name, the identity fields (e-mail), Status, Grade, Maximum grade, Grade can
     be changed, Last modified (submission), Last modified (grade), Feedback comments."""
-    header = ["Identifier", "Full name", "Email address", "Status", "Grade", "Maximum grade", "Grade can be changed",
-              "Last modified (submission)", "Last modified (grade)", "Feedback comments"]
+    header = [
+        "Identifier",
+        "Full name",
+        "Email address",
+        "Status",
+        "Grade",
+        "Maximum grade",
+        "Grade can be changed",
+        "Last modified (submission)",
+        "Last modified (grade)",
+        "Feedback comments",
+    ]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for participant, name, status, submitted in rows:
             email = name.lower().replace(" ", ".") + f"{participant[-1]}@uni.example"
-            writer.writerow([f"Participant {participant}", name, email, status, "", "100.00", "Yes", submitted, "-", ""])
+            writer.writerow(
+                [f"Participant {participant}", name, email, status, "", "100.00", "Yes", submitted, "-", ""]
+            )
     return path
 
 
 def class_worksheet(path: Path) -> Path:
     on_time = moodle_time(datetime(2026, 11, 30, 10, 0).astimezone())
-    return worksheet(path, [
-        (ADA, "Ada Lovelace", "Submitted for grading", on_time),
-        (JOHN_A, "John Smith", "Submitted for grading", moodle_time(datetime(2026, 12, 3, 9, 0).astimezone())),
-        (JOHN_B, "John Smith", "Submitted for grading", moodle_time(datetime(2026, 11, 29, 9, 0).astimezone())),
-        (GRACE, "Grace Hopper", "Submitted for grading", on_time),
-        (BLIND, "Barbara Liskov", "Submitted for grading", on_time),
-        (ALAN, "Alan Turing", "Submitted for grading", on_time),
-        (ABSENT, "Edsger Dijkstra", "No submission", "-"),
-    ])
+    return worksheet(
+        path,
+        [
+            (ADA, "Ada Lovelace", "Submitted for grading", on_time),
+            (JOHN_A, "John Smith", "Submitted for grading", moodle_time(datetime(2026, 12, 3, 9, 0).astimezone())),
+            (JOHN_B, "John Smith", "Submitted for grading", moodle_time(datetime(2026, 11, 29, 9, 0).astimezone())),
+            (GRACE, "Grace Hopper", "Submitted for grading", on_time),
+            (BLIND, "Barbara Liskov", "Submitted for grading", on_time),
+            (ALAN, "Alan Turing", "Submitted for grading", on_time),
+            (ABSENT, "Edsger Dijkstra", "No submission", "-"),
+        ],
+    )
 
 
 def test_moodle_zip_is_laid_out_by_participant(tmp_path):
@@ -98,8 +139,14 @@ def test_moodle_zip_is_laid_out_by_participant(tmp_path):
     folder = prepare(class_zip(tmp_path / "moodle.zip"), tmp_path / "work", RELEASED, out=out).folder
     said = out.getvalue()
     students = sorted(p.name for p in folder.iterdir() if p.is_dir())
-    assert students == [f"Ada-Lovelace-{ADA}", f"Alan-Turing-{ALAN}", f"Grace-Hopper-{GRACE}",
-                        f"John-Smith-{JOHN_A}", f"John-Smith-{JOHN_B}", f"Participant-{BLIND}"]
+    assert students == [
+        f"Ada-Lovelace-{ADA}",
+        f"Alan-Turing-{ALAN}",
+        f"Grace-Hopper-{GRACE}",
+        f"John-Smith-{JOHN_A}",
+        f"John-Smith-{JOHN_B}",
+        f"Participant-{BLIND}",
+    ]
     subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
     john = subs[f"John-Smith-{JOHN_B}"]
     assert john.path.read_bytes() == notebook_bytes(), "of one student's files for a notebook, the newest is graded"
@@ -155,14 +202,18 @@ def moodle_import(text: str, participants: set[str]) -> dict[str, dict]:
     feedback = columns.index("Feedback comments") if "Feedback comments" in columns else 0
     taken = {}
     for row in rows[1:]:
-        participant = row[index["Identifier"]][len("Participant "):]
+        participant = row[index["Identifier"]][len("Participant ") :]
         if participant not in participants:
             continue
         grade = row[index["Grade"]]
         modified = datetime.strptime(row[index["Last modified (grade)"]], "%A, %d %B %Y, %I:%M %p")  # strtotime
         if grade == "" or float(grade) < 0:
             continue
-        taken[participant] = {"grade": float(grade), "modified": modified, "feedback": row[feedback] if feedback else None}
+        taken[participant] = {
+            "grade": float(grade),
+            "modified": modified,
+            "feedback": row[feedback] if feedback else None,
+        }
     return taken
 
 
@@ -170,8 +221,16 @@ def test_grade_a_moodle_zip_and_export_the_worksheet(tmp_path):
     archive = class_zip(tmp_path / "moodle.zip")
     sheet = class_worksheet(tmp_path / "worksheet.csv")
     work = tmp_path / "grading"
-    graded = run_cli("grade", str(archive), "--workdir", str(work), "--roster", str(sheet),
-                     "--deadline", datetime(2026, 12, 1, 23, 59).astimezone().isoformat())
+    graded = run_cli(
+        "grade",
+        str(archive),
+        "--workdir",
+        str(work),
+        "--roster",
+        str(sheet),
+        "--deadline",
+        datetime(2026, 12, 1, 23, 59).astimezone().isoformat(),
+    )
     assert graded.returncode == 0, graded.stdout + graded.stderr
     assert "refused" in graded.stdout and "submitted nothing" in graded.stdout
     plain = tmp_path / "grades.csv"
@@ -183,8 +242,9 @@ def test_grade_a_moodle_zip_and_export_the_worksheet(tmp_path):
     assert ours[f"Ada-Lovelace-{ADA}"]["late_days"] == "0" and float(ours[f"Ada-Lovelace-{ADA}"]["score"]) == TOTAL
 
     out_csv = tmp_path / "moodle.csv"
-    exported = run_cli("export", "--workdir", str(work), "--out", str(out_csv), "--format", "moodle",
-                       "--roster", str(sheet))
+    exported = run_cli(
+        "export", "--workdir", str(work), "--out", str(out_csv), "--format", "moodle", "--roster", str(sheet)
+    )
     assert exported.returncode == 0, exported.stdout + exported.stderr
     assert "Wrote 7 student(s)" in exported.stdout and f"maximum grade in Moodle to {TOTAL:g}" in exported.stdout
     text = out_csv.read_text(encoding="utf-8")
@@ -207,7 +267,10 @@ def test_grade_a_moodle_zip_and_export_the_worksheet(tmp_path):
     # Moodle's importer refuses a file without its required columns, and ignores a feedback column that comes first
     with pytest.raises(AssertionError, match="invalidgradeimport"):
         moodle_import(plain.read_text(), participants)
-    first = "Feedback comments,Identifier,Grade,Last modified (grade)\nok,Participant 1000001,3,\"Tuesday, 1 December 2026, 9:00 AM\"\n"
+    first = (
+        "Feedback comments,Identifier,Grade,Last modified (grade)\n"
+        'ok,Participant 1000001,3,"Tuesday, 1 December 2026, 9:00 AM"\n'
+    )
     assert moodle_import(first, participants)[ADA]["feedback"] is None
 
     wrong = run_cli("export", "--workdir", str(work), "--out", str(out_csv), "--notebook", NOTEBOOK)

@@ -61,18 +61,24 @@ def course(tmp_path_factory) -> Path:
         f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
         f"c.Exchange.root = {str(exchange)!r}\n"
         # zip_collect: files named <student>_<time>_<notebook> by the LMS download (matched on the whole path)
-        r"c.FileNameCollectorPlugin.named_regexp = r'.*/(?P<student_id>[a-z]+)_(?P<timestamp>\d{8}T\d{6})_(?P<file_id>.+)'"
+        r"c.FileNameCollectorPlugin.named_regexp = "
+        r"r'.*/(?P<student_id>[a-z]+)_(?P<timestamp>\d{8}T\d{6})_(?P<file_id>.+)'"
         "\n"
     )
     write_submission(untouched_release(NOTEBOOK), course / "release" / "ps1" / f"{NOTEBOOK}.ipynb")
     write_submission(untouched_release(OTHER), course / "release" / "ps2" / f"{OTHER}.ipynb")
     nbgrader("release_assignment", "ps1", cwd=course)
     wrong = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_after_softmax")
-    for student, nb in (("alice", make_submission(NOTEBOOK)), ("bob", make_submission(NOTEBOOK, wrong.cells)),
-                        ("carol", untouched_release(NOTEBOOK))):
+    for student, nb in (
+        ("alice", make_submission(NOTEBOOK)),
+        ("bob", make_submission(NOTEBOOK, wrong.cells)),
+        ("carol", untouched_release(NOTEBOOK)),
+    ):
         work = home / student
         write_submission(nb, work / "ps1" / f"{NOTEBOOK}.ipynb")
-        nbgrader("submit", "ps1", f"--student={student}", f"--course={COURSE_ID}", f"--Exchange.root={exchange}", cwd=work)
+        nbgrader(
+            "submit", "ps1", f"--student={student}", f"--course={COURSE_ID}", f"--Exchange.root={exchange}", cwd=work
+        )
     nbgrader("collect", "ps1", cwd=course)
     archive = course / "downloaded" / "ps2" / "archive" / "lms-download.zip"
     archive.parent.mkdir(parents=True)
@@ -93,8 +99,12 @@ def nbformat_bytes(nb) -> bytes:
 def test_nbgraders_layout_is_read_as_it_comes(course, tmp_path):
     submitted = course / "submitted"
     assert sorted(p.relative_to(submitted).as_posix() for p in submitted.glob("*/*/*.ipynb")) == [
-        f"alice/ps1/{NOTEBOOK}.ipynb", f"alice/ps2/{OTHER}.ipynb", f"bob/ps1/{NOTEBOOK}.ipynb",
-        f"carol/ps1/{NOTEBOOK}.ipynb", f"dave/ps2/{OTHER}.ipynb", "erin/ps2/homework.ipynb",
+        f"alice/ps1/{NOTEBOOK}.ipynb",
+        f"alice/ps2/{OTHER}.ipynb",
+        f"bob/ps1/{NOTEBOOK}.ipynb",
+        f"carol/ps1/{NOTEBOOK}.ipynb",
+        f"dave/ps2/{OTHER}.ipynb",
+        "erin/ps2/homework.ipynb",
     ], "nbgrader's own tools wrote this layout"
     for source in (course, submitted):  # the course directory, or its submitted/ folder
         folder = prepare(source, tmp_path / "work", RELEASED).folder
@@ -102,14 +112,23 @@ def test_nbgraders_layout_is_read_as_it_comes(course, tmp_path):
         assert assignments == {NOTEBOOK: "ps1", OTHER: "ps2"} and where == course.resolve()
         subs = {(s.student, s.notebook): s for s in collect(folder, RELEASED)}
         # a row for each notebook of each assignment a student handed in (nbgrader's gradebook has no other)
-        assert sorted(subs) == [("alice", OTHER), ("alice", NOTEBOOK), ("bob", NOTEBOOK), ("carol", NOTEBOOK),
-                                ("dave", OTHER), ("erin", OTHER)]
+        assert sorted(subs) == [
+            ("alice", OTHER),
+            ("alice", NOTEBOOK),
+            ("bob", NOTEBOOK),
+            ("carol", NOTEBOOK),
+            ("dave", OTHER),
+            ("erin", OTHER),
+        ]
         dave = subs[("dave", OTHER)]
         assert dave.lms_time == ZIP_TIMES["dave"].isoformat() and dave.lms_time_source == "nbgrader timestamp.txt"
         stamp = (submitted / "bob" / "ps1" / "timestamp.txt").read_text().strip()  # "2026-... UTC", from collect
         assert datetime.fromisoformat(subs[("bob", NOTEBOOK)].lms_time) == datetime.strptime(
-            stamp, "%Y-%m-%d %H:%M:%S.%f %Z").replace(tzinfo=timezone.utc)
-        assert subs[("erin", OTHER)].problem == f"no file named {OTHER}.ipynb in submitted/erin/ps2 (found homework.ipynb)"
+            stamp, "%Y-%m-%d %H:%M:%S.%f %Z"
+        ).replace(tzinfo=timezone.utc)
+        assert (
+            subs[("erin", OTHER)].problem == f"no file named {OTHER}.ipynb in submitted/erin/ps2 (found homework.ipynb)"
+        )
         assert subs[("erin", OTHER)].lms_time == ZIP_TIMES["erin"].isoformat()
 
 
@@ -133,13 +152,20 @@ def test_grades_are_the_ones_nbgrader_shows(course, tmp_path):
     assert float(ours[("alice", NOTEBOOK)]["score"]) == TOTAL and float(ours[("carol", NOTEBOOK)]["score"]) == 0
     assert 0 < float(ours[("bob", NOTEBOOK)]["score"]) < TOTAL
     assert ours[("alice", NOTEBOOK)]["late_days"] == "1" and ours[("dave", OTHER)]["late_days"] == "0"
-    assert sorted(ours) == [("alice", OTHER), ("alice", NOTEBOOK), ("bob", NOTEBOOK), ("carol", NOTEBOOK),
-                            ("dave", OTHER), ("erin", OTHER)]
+    assert sorted(ours) == [
+        ("alice", OTHER),
+        ("alice", NOTEBOOK),
+        ("bob", NOTEBOOK),
+        ("carol", NOTEBOOK),
+        ("dave", OTHER),
+        ("erin", OTHER),
+    ]
     assignment_of = {NOTEBOOK: "ps1", OTHER: "ps2"}
     pages = run_cli("feedback", str(course), "--workdir", str(work), "--out", str(tmp_path / "feedback"))
     assert pages.returncode == 0, pages.stdout + pages.stderr
     assert sorted(p.relative_to(tmp_path / "feedback").as_posix() for p in (tmp_path / "feedback").rglob("*.html")) == [
-        f"{student}/{notebook}.html" for student, notebook in sorted(ours)]
+        f"{student}/{notebook}.html" for student, notebook in sorted(ours)
+    ]
 
     # nbgrader's Gradebook: assignments named as in the course, per-cell scores, timestamps, late penalties
     with Gradebook(db, COURSE_ID) as gb:

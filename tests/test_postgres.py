@@ -26,11 +26,14 @@ def postgres_rows(url: str) -> list[tuple]:
     """(student, cell, auto_score) of every grade row, as gradebook_rows reads them from SQLite."""
     engine = create_engine(url)
     with engine.connect() as db:
-        rows = db.execute(text(
-            "select s.student_id, gc.name, g.auto_score from grade g "
-            "join base_cell gc on g.cell_id = gc.id "
-            "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = s.id"
-        )).fetchall()
+        rows = db.execute(
+            text(
+                "select s.student_id, gc.name, g.auto_score from grade g "
+                "join base_cell gc on g.cell_id = gc.id "
+                "join submitted_notebook n on g.notebook_id = n.id join submitted_assignment s on n.assignment_id = "
+                "s.id"
+            )
+        ).fetchall()
     engine.dispose()
     return sorted(tuple(r) for r in rows)
 
@@ -38,8 +41,13 @@ def postgres_rows(url: str) -> list[tuple]:
 def test_a_killed_run_against_postgresql_resumes_to_the_sqlite_gradebook(server, tmp_path):
     subs = tmp_path / "submissions"
     make_class(subs)
-    whole = subprocess.run(cli("grade", str(subs), "--workdir", str(tmp_path / "sqlite"), "--workers", "2"),
-                           capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=600)
+    whole = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(tmp_path / "sqlite"), "--workers", "2"),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
     assert whole.returncode == 0, whole.stdout + whole.stderr
 
     url = server.url()
@@ -50,8 +58,13 @@ def test_a_killed_run_against_postgresql_resumes_to_the_sqlite_gradebook(server,
         time.sleep(0.5)
     partial = postgres_rows(url)
     assert 0 < len(partial) < 8 * 8, "the kill should leave some grades in PostgreSQL and some missing"
-    last = subprocess.run(cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2", "--db", url),
-                          capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=600)
+    last = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2", "--db", url),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
     assert last.returncode == 0, last.stdout + last.stderr
     assert "already graded and unchanged" in last.stdout
 
@@ -61,8 +74,13 @@ def test_a_killed_run_against_postgresql_resumes_to_the_sqlite_gradebook(server,
     assert export(resumed, tmp_path / "pg.csv", "--db", url) == export(tmp_path / "sqlite", tmp_path / "sqlite.csv")
 
     # graded again from scratch (--force) into the same database: still one row per grade
-    again = subprocess.run(cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2", "--db", url, "--force"),
-                           capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=600)
+    again = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2", "--db", url, "--force"),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert postgres_rows(url) == gradebook_rows(tmp_path / "sqlite")
 
@@ -71,7 +89,12 @@ def test_an_unreachable_database_is_a_clear_error(server, tmp_path):
     subs = tmp_path / "submissions"
     make_class(subs)
     bad = server.url().rsplit("?", 1)[0] + f"?host={tmp_path}"  # no server listens there
-    proc = subprocess.run(cli("grade", str(subs), "--workdir", str(tmp_path / "w"), "--db", bad),
-                          capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=300)
+    proc = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(tmp_path / "w"), "--db", bad),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "could not open the gradebook" in proc.stderr and "Traceback" not in proc.stderr

@@ -45,7 +45,11 @@ def test_padding_mask():
     assert padding_mask(torch.tensor([1], device="meta"), 2).device.type == "meta"
     # combined with a causal mask by &, broadcast to (batch, heads, L, L)
     both = padding_mask([2, 3], 3) & causal_mask(3)
-    assert both.shape == (2, 1, 3, 3) and both[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, False]]
+    assert both.shape == (2, 1, 3, 3) and both[0, 0].tolist() == [
+        [True, False, False],
+        [True, True, False],
+        [True, True, False],
+    ]
 
 
 def _qkv(*batch, l_q=4, l_k=6, d_k=8, d_v=3, dtype=torch.float64, seed=0):
@@ -107,7 +111,11 @@ def test_generated_cell_defines_the_reference_code():
     exec(compile(source, "<provided>", "exec"), namespace)  # what a student notebook runs
     q, k, v = _qkv(2, seed=3)
     mask = namespace["padding_mask"]([6, 2], 6)[:, 0] & namespace["causal_mask"](6)[:4]
-    for mine, ref in zip(namespace["scaled_dot_product_attention"](q, k, v, mask), scaled_dot_product_attention(q, k, v, mask), strict=False):
+    for mine, ref in zip(
+        namespace["scaled_dot_product_attention"](q, k, v, mask),
+        scaled_dot_product_attention(q, k, v, mask),
+        strict=False,
+    ):
         assert torch.equal(mine, ref)
 
 
@@ -123,7 +131,10 @@ def test_generated_cell_takes_only_the_imports_it_uses(tmp_path):
     provided = ProvidedModule(module)
     assert provided.cell_source(["half"]).splitlines()[2:4] == ["", ""]  # no import at all
     assert [line for line in provided.cell_source(["half", "root"]).splitlines() if "import" in line] == ["import math"]
-    assert [line for line in provided.cell_source(["act"]).splitlines() if "import" in line] == ["import torch", "import torch.nn.functional as F"]
+    assert [line for line in provided.cell_source(["act"]).splitlines() if "import" in line] == [
+        "import torch",
+        "import torch.nn.functional as F",
+    ]
     assert provided.problems(["root"]) == ["'root' uses 'half': name it in the cell's first line too"]
     assert provided.problems(["half", "root"]) == []
     assert provided.problems(["nope"]) == ["provided.py defines no function or class 'nope'"]
@@ -138,20 +149,41 @@ def test_generated_cell_takes_only_the_imports_it_uses(tmp_path):
 def _cell(source, kind, grade_id, **extra):
     make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
     cell = make(source)
-    meta = {"grade": False, "solution": False, "locked": False, "grade_id": grade_id, "schema_version": 3, "task": False}
+    meta = {
+        "grade": False,
+        "solution": False,
+        "locked": False,
+        "grade_id": grade_id,
+        "schema_version": 3,
+        "task": False,
+    }
     meta.update(extra)
     cell.metadata["nbgrader"] = meta
     return cell
 
 
 def _source_notebook(provided_body: str, solution_line: str = "y = x + 1") -> nbformat.NotebookNode:
-    return nbformat.v4.new_notebook(cells=[
-        _cell("# A test notebook", "markdown", "tp_intro", locked=True),
-        _cell(f"{PROVIDED_HEADER} causal_mask\n{provided_body}", "code", "tp_provided", locked=True),
-        _cell(f"def f(x):\n    ### BEGIN SOLUTION\n    {solution_line}\n    return y\n    ### END SOLUTION", "code", "tp_answer", solution=True),
-        _cell("assert f(1) == 2, 'f adds one'\n### BEGIN HIDDEN TESTS\nassert f(2) == 3, 'f adds one'\n### END HIDDEN TESTS",
-              "code", "tp_test", grade=True, locked=True, points=1),
-    ])
+    return nbformat.v4.new_notebook(
+        cells=[
+            _cell("# A test notebook", "markdown", "tp_intro", locked=True),
+            _cell(f"{PROVIDED_HEADER} causal_mask\n{provided_body}", "code", "tp_provided", locked=True),
+            _cell(
+                f"def f(x):\n    ### BEGIN SOLUTION\n    {solution_line}\n    return y\n    ### END SOLUTION",
+                "code",
+                "tp_answer",
+                solution=True,
+            ),
+            _cell(
+                "assert f(1) == 2, 'f adds one'\n### BEGIN HIDDEN TESTS\nassert f(2) == 3, 'f adds one'\n### END "
+                "HIDDEN TESTS",
+                "code",
+                "tp_test",
+                grade=True,
+                locked=True,
+                points=1,
+            ),
+        ]
+    )
 
 
 def _write(nb, path):
@@ -162,7 +194,9 @@ def _write(nb, path):
 
 def test_release_regenerates_a_stale_provided_cell(tmp_path):
     solutions, released = tmp_path / "solutions", tmp_path / "chapters"
-    source = _write(_source_notebook("def causal_mask(size):\n    return 'an old version'"), solutions / "99_test.ipynb")
+    source = _write(
+        _source_notebook("def causal_mask(size):\n    return 'an old version'"), solutions / "99_test.ipynb"
+    )
 
     stale = release(check=True, solutions_dir=solutions, release_dir=released)
     assert stale == [source, released / "99_test.ipynb"]
@@ -254,8 +288,12 @@ def _copy_attention(mine: MultiHeadAttention, theirs: torch.nn.MultiheadAttentio
 
 def _copy_encoder_layer(mine: EncoderLayer, theirs: torch.nn.TransformerEncoderLayer) -> None:
     _copy_attention(mine.self_attn, theirs.self_attn)
-    for a, b in ((mine.feed_forward.linear1, theirs.linear1), (mine.feed_forward.linear2, theirs.linear2),
-                 (mine.norm1, theirs.norm1), (mine.norm2, theirs.norm2)):
+    for a, b in (
+        (mine.feed_forward.linear1, theirs.linear1),
+        (mine.feed_forward.linear2, theirs.linear2),
+        (mine.norm1, theirs.norm1),
+        (mine.norm2, theirs.norm2),
+    ):
         b.weight.copy_(a.weight)
         b.bias.copy_(a.bias)
 
@@ -307,7 +345,9 @@ def test_multi_head_attention_equals_torch(bias):
     query, memory = torch.randn(2, 4, 12, dtype=torch.float64), torch.randn(2, 6, 12, dtype=torch.float64)
     keep = padding_mask([6, 3], 6)  # (2, 1, 1, 6)
     output, weights = mine(query, memory, memory, keep)
-    expected, expected_weights = theirs(query, memory, memory, key_padding_mask=~keep[:, 0, 0], average_attn_weights=False)
+    expected, expected_weights = theirs(
+        query, memory, memory, key_padding_mask=~keep[:, 0, 0], average_attn_weights=False
+    )
     assert weights.shape == (2, 3, 4, 6)
     torch.testing.assert_close(output, expected, atol=1e-10, rtol=1e-8)
     torch.testing.assert_close(weights, expected_weights, atol=1e-10, rtol=1e-8)
@@ -329,7 +369,9 @@ def test_encoder_equals_torch(norm_first):
     gen = torch.Generator().manual_seed(3)
     mine = Encoder(16, 4, 32, num_layers=3, dropout=0.2, norm_first=norm_first).double().eval()
     layer = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.2, batch_first=True, norm_first=norm_first)
-    theirs = torch.nn.TransformerEncoder(layer, 3, norm=torch.nn.LayerNorm(16), enable_nested_tensor=False).double().eval()
+    theirs = (
+        torch.nn.TransformerEncoder(layer, 3, norm=torch.nn.LayerNorm(16), enable_nested_tensor=False).double().eval()
+    )
     with torch.no_grad():
         _randomise_norms(mine, gen)
     _copy_stack(mine, theirs, _copy_encoder_layer)
@@ -341,7 +383,11 @@ def test_encoder_equals_torch(norm_first):
     real = keep[:, 0, 0]  # torch's fast path may leave padded positions' outputs unspecified: compare real ones
     torch.testing.assert_close(got[real], expected[real], atol=1e-10, rtol=1e-8)
     one = EncoderLayer(16, 4, 32, norm_first=norm_first).double().eval()
-    ref = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first).double().eval()
+    ref = (
+        torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm_first)
+        .double()
+        .eval()
+    )
     with torch.no_grad():
         _randomise_norms(one, gen)
         _copy_encoder_layer(one, ref)
@@ -356,8 +402,13 @@ from course.provided import Decoder, DecoderLayer, Transformer  # noqa: E402
 def _copy_decoder_layer(mine: DecoderLayer, theirs: torch.nn.TransformerDecoderLayer) -> None:
     _copy_attention(mine.self_attn, theirs.self_attn)
     _copy_attention(mine.cross_attn, theirs.multihead_attn)
-    for a, b in ((mine.feed_forward.linear1, theirs.linear1), (mine.feed_forward.linear2, theirs.linear2),
-                 (mine.norm1, theirs.norm1), (mine.norm2, theirs.norm2), (mine.norm3, theirs.norm3)):
+    for a, b in (
+        (mine.feed_forward.linear1, theirs.linear1),
+        (mine.feed_forward.linear2, theirs.linear2),
+        (mine.norm1, theirs.norm1),
+        (mine.norm2, theirs.norm2),
+        (mine.norm3, theirs.norm3),
+    ):
         b.weight.copy_(a.weight)
         b.bias.copy_(a.bias)
 
@@ -393,12 +444,19 @@ def test_transformer_equals_torch():
     def embed(table, ids):
         return table(ids) * 4.0 + pe[: ids.shape[1]]  # sqrt(16) = 4
 
-    features = theirs(embed(mine.src_embed, src), embed(mine.tgt_embed, tgt), tgt_mask=~causal,
-                      src_key_padding_mask=~keep[:, 0, 0], memory_key_padding_mask=~keep[:, 0, 0])
-    torch.testing.assert_close(mine(src, tgt, src_mask=keep, tgt_mask=causal), mine.generator(features),
-                               atol=1e-10, rtol=1e-8)
+    features = theirs(
+        embed(mine.src_embed, src),
+        embed(mine.tgt_embed, tgt),
+        tgt_mask=~causal,
+        src_key_padding_mask=~keep[:, 0, 0],
+        memory_key_padding_mask=~keep[:, 0, 0],
+    )
+    torch.testing.assert_close(
+        mine(src, tgt, src_mask=keep, tgt_mask=causal), mine.generator(features), atol=1e-10, rtol=1e-8
+    )
     assert sum(p.numel() for p in mine.parameters()) == (
-        sum(p.numel() for p in theirs.parameters()) + (9 + 11) * 16 + mine.generator.weight.numel() + 11)
+        sum(p.numel() for p in theirs.parameters()) + (9 + 11) * 16 + mine.generator.weight.numel() + 11
+    )
 
 
 # --- the decoder-only language model of chapter 10, and its cache interface -----------------------
@@ -455,7 +513,7 @@ def test_decoder_only_lm_with_a_cache_equals_one_pass(chunks):
     full = model(tokens)
     cache, start, pieces = _ListCache(), 0, []
     for size in chunks:
-        pieces.append(model(tokens[:, start:start + size], cache=cache, start_pos=start))
+        pieces.append(model(tokens[:, start : start + size], cache=cache, start_pos=start))
         start += size
     torch.testing.assert_close(torch.cat(pieces, dim=1), full, atol=1e-12, rtol=1e-10)
     # each forward pass updates layers 0, 1, 2 in order, with (batch, heads, L_new, d_k)

@@ -62,8 +62,9 @@ def build_public_site(out: Path) -> tuple[subprocess.CompletedProcess, Path]:
     shutil.copytree(ROOT / "_vendor", out / "_vendor", dirs_exist_ok=True)
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("MPLBACKEND", None)
-    result = subprocess.run([sys.executable, *PUBLIC_BUILD], cwd=out, env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, *PUBLIC_BUILD], cwd=out, env=env, capture_output=True, text=True, timeout=600
+    )
     return result, out / "_build" / "html"
 
 
@@ -89,7 +90,11 @@ def test_the_site_of_an_early_week_shows_only_the_open_chapters(book, tmp_path):
 
 
 def public_files(out: Path) -> set[str]:
-    return {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and "_build" not in p.parts and "_vendor" not in p.parts}
+    return {
+        p.relative_to(out).as_posix()
+        for p in out.rglob("*")
+        if p.is_file() and "_build" not in p.parts and "_vendor" not in p.parts
+    }
 
 
 def test_tree_holds_exactly_the_student_files(tree):
@@ -99,19 +104,42 @@ def test_tree_holds_exactly_the_student_files(tree):
     pages = set()
     for docname in PUBLIC_DOCNAMES:
         pages |= {f"{docname}{suffix}" for suffix in (".md", ".ipynb") if (ROOT / f"{docname}{suffix}").is_file()}
-    lessons = {f"{SETTINGS.lesson_dir}/{d.rsplit('/', 1)[-1]}.ipynb" for d in PUBLIC_DOCNAMES if (ROOT / f"{d}.md").is_file()
-               and "kernelspec" in (ROOT / f"{d}.md").read_text(encoding="utf-8")}
-    ext = {p.relative_to(ROOT).as_posix() for p in (ROOT / "_ext").rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
-    expected = pages | lessons | ext | course | {
-        PUBLISHED_MARKER, ".gitignore", "Makefile", "README.md", "requirements.txt", "_config.yml", "_toc.yml",
-        "tools/vendor_mathjax.py", "tools/build_book.py", ".github/workflows/pages.yml",
+    lessons = {
+        f"{SETTINGS.lesson_dir}/{d.rsplit('/', 1)[-1]}.ipynb"
+        for d in PUBLIC_DOCNAMES
+        if (ROOT / f"{d}.md").is_file() and "kernelspec" in (ROOT / f"{d}.md").read_text(encoding="utf-8")
     }
+    ext = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "_ext").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
+    expected = (
+        pages
+        | lessons
+        | ext
+        | course
+        | {
+            PUBLISHED_MARKER,
+            ".gitignore",
+            "Makefile",
+            "README.md",
+            "requirements.txt",
+            "_config.yml",
+            "_toc.yml",
+            "tools/vendor_mathjax.py",
+            "tools/build_book.py",
+            ".github/workflows/pages.yml",
+        }
+    )
     assert files == expected, f"unexpected: {sorted(files - expected)}; missing: {sorted(expected - files)}"
     for forbidden in ("solutions/", "tests/", "autograder/", "grading/", "pyproject.toml"):
         assert not any(f.startswith(forbidden) or f == forbidden for f in files), forbidden
     for page in SETTINGS.private_pages:
-        assert not any(Path(f).with_suffix("").as_posix() == page for f in files), f"the private page {page} was published"
+        assert not any(Path(f).with_suffix("").as_posix() == page for f in files), (
+            f"the private page {page} was published"
+        )
 
 
 def test_student_notebooks_are_the_released_ones(tree):
@@ -121,7 +149,9 @@ def test_student_notebooks_are_the_released_ones(tree):
     by_name = {p.stem: p for p in solution_paths()}
     for relative in notebooks:
         source = by_name[Path(relative).stem]
-        assert (out / relative).read_text(encoding="utf-8") == nbformat.writes(release_notebook(read(source))) + "\n", relative
+        assert (out / relative).read_text(encoding="utf-8") == nbformat.writes(release_notebook(read(source))) + "\n", (
+            relative
+        )
         assert (out / relative).read_bytes() == (ROOT / relative).read_bytes(), relative
 
 
@@ -148,7 +178,9 @@ def test_no_solution_or_hidden_test_line_in_the_built_site(book, secrets):
 def test_the_leak_check_finds_a_leak(tmp_path, secrets):
     """The check itself: a solution line pasted into a page (as HTML, and in a notebook) is found."""
     line, origin = next((line, origin) for line, origin in secrets.items() if "(solution)" in origin and '"' in line)
-    (tmp_path / "page.html").write_text("<pre>" + "".join(f'<span class="n">{c}</span>' for c in line.replace('"', "&quot;")) + "</pre>")
+    (tmp_path / "page.html").write_text(
+        "<pre>" + "".join(f'<span class="n">{c}</span>' for c in line.replace('"', "&quot;")) + "</pre>"
+    )
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1\n    " + line)])
     nbformat.write(nb, str(tmp_path / "copy.ipynb"))
     assert len(find_leaks(tmp_path, {line: origin})) == 2
@@ -159,7 +191,9 @@ def test_public_release_builds_its_site_without_warnings(public_site, secrets):
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-6000:]
     assert not [line for line in log.splitlines() if "WARNING" in line], log[-6000:]
-    built = {p.relative_to(html_dir).with_suffix("").as_posix() for p in html_dir.rglob("*.html") if "_static" not in p.parts}
+    built = {
+        p.relative_to(html_dir).with_suffix("").as_posix() for p in html_dir.rglob("*.html") if "_static" not in p.parts
+    }
     assert built - {"genindex", "search", "index"} == set(PUBLIC_DOCNAMES)
     leaks = find_leaks(html_dir, secrets)
     assert not leaks, "the public release's site contains lines of solutions or hidden tests:\n" + "\n".join(leaks)
@@ -174,7 +208,10 @@ def test_public_site_colab_links_open_notebooks_of_the_release(tree, public_site
     _, html_dir = public_site
     prefix = f"https://colab.research.google.com/github/{'/'.join(SETTINGS.github)}/blob/{SETTINGS.branch}/"
     for docname in PUBLIC_DOCNAMES:
-        links = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', (html_dir / f"{docname}.html").read_text(encoding="utf-8"))
+        links = re.findall(
+            r'href="(https://colab\.research\.google\.com/[^"]+)"',
+            (html_dir / f"{docname}.html").read_text(encoding="utf-8"),
+        )
         for link in links:
             assert link.startswith(prefix) and (out / link.removeprefix(prefix)).is_file(), f"{docname}: {link}"
         notebook = f"{docname}.ipynb" if (ROOT / f"{docname}.ipynb").is_file() else lesson_path(docname)
@@ -200,7 +237,9 @@ def test_lesson_notebooks_have_the_lessons_code(tree):
         used = set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", "\n".join(code), re.MULTILINE))
         setup = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
         for module in used:  # on Colab the set-up cell fetches every course module the lesson imports
-            assert f"'{module}'" in setup and SETTINGS.raw_url("course/") in setup, f"{relative}: course/{module}.py not fetched"
+            assert f"'{module}'" in setup and SETTINGS.raw_url("course/") in setup, (
+                f"{relative}: course/{module}.py not fetched"
+            )
             assert (out / "course" / f"{module}.py").is_file(), f"course/{module}.py is not in the public tree"
 
 
@@ -213,7 +252,9 @@ def test_lesson_notebook_runs_outside_the_book(tree, name):
     path = out / SETTINGS.lesson_dir / f"{name}.ipynb"
     nb = nbformat.read(str(path), as_version=4)
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"
+    ]
     assert not errors, errors
 
 
@@ -241,7 +282,9 @@ def test_publishing_again_writes_the_same_tree_and_keeps_git(tree, tmp_path):
     assert not (clone / "stale.txt").exists(), "a file of an older release survived"
     assert public_files(clone) - {p for p in public_files(clone) if p.startswith(".git/")} == set(written)
     for relative in written:
-        assert (clone / relative).read_bytes() == (out / relative).read_bytes(), f"{relative} differs between two publishes"
+        assert (clone / relative).read_bytes() == (out / relative).read_bytes(), (
+            f"{relative} differs between two publishes"
+        )
 
 
 def test_publish_refuses_a_folder_it_did_not_write(tmp_path):

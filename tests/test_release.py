@@ -22,7 +22,9 @@ from coursetools.release import SourceError, release, validate_sources
 
 
 def test_committed_student_notebooks_are_in_sync():
-    proc = subprocess.run([sys.executable, "-m", "autograder", "release", "--check"], capture_output=True, text=True, cwd=config.REPO_ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "release", "--check"], capture_output=True, text=True, cwd=config.REPO_ROOT
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -54,7 +56,9 @@ def test_released_notebook_has_no_solutions_and_no_hidden_tests(path):
     assert "x_max = x.max(dim=dim, keepdim=True).values" not in text  # chapter 02's solution
     stubs = sum(c.source.count("raise NotImplementedError()") for c in student.cells if c.cell_type == "code")
     # one stub per solution region (a class has one in each method that students write)
-    assert stubs == sum(c.source.count("### BEGIN SOLUTION") for c in source.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    assert stubs == sum(
+        c.source.count("### BEGIN SOLUTION") for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")
+    )
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
 
 
@@ -67,7 +71,14 @@ def test_every_test_cell_has_hidden_tests():
 
 def _notebook_with_test(source: str, grade_id: str = "t1"):
     cell = nbformat.v4.new_code_cell(source)
-    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1, "schema_version": 3}
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "grade_id": grade_id,
+        "points": 1,
+        "schema_version": 3,
+    }
     return nbformat.v4.new_notebook(cells=[cell])
 
 
@@ -82,8 +93,13 @@ def test_source_conventions_are_enforced(tmp_path):
 
 
 def test_assert_close_needs_a_message(tmp_path):
-    nbformat.write(_notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0)", "bare"), str(tmp_path / "a.ipynb"))
-    nbformat.write(_notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0, msg='a equals b')", "with_msg"), str(tmp_path / "b.ipynb"))
+    nbformat.write(
+        _notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0)", "bare"), str(tmp_path / "a.ipynb")
+    )
+    nbformat.write(
+        _notebook_with_test("torch.testing.assert_close(a, b, atol=0, rtol=0, msg='a equals b')", "with_msg"),
+        str(tmp_path / "b.ipynb"),
+    )
     with pytest.raises(SourceError) as excinfo:
         validate_sources([tmp_path / "a.ipynb", tmp_path / "b.ipynb"])
     problems = str(excinfo.value).splitlines()

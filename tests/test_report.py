@@ -37,8 +37,13 @@ def sample_class(tmp_path_factory):
     root = tmp_path_factory.mktemp("report-class")
     subs, work = root / "submissions", root / "grading"
     write_demo_class(subs)
-    write_submission(make_submission(NOTEBOOK, {"scaled_dot_product_attention": ORIGINAL}), subs / "trudy" / f"{NOTEBOOK}.ipynb")
-    write_submission(make_submission(NOTEBOOK, {"scaled_dot_product_attention": RENAMED_COPY}), subs / "mallory" / f"{NOTEBOOK}.ipynb")
+    write_submission(
+        make_submission(NOTEBOOK, {"scaled_dot_product_attention": ORIGINAL}), subs / "trudy" / f"{NOTEBOOK}.ipynb"
+    )
+    write_submission(
+        make_submission(NOTEBOOK, {"scaled_dot_product_attention": RENAMED_COPY}),
+        subs / "mallory" / f"{NOTEBOOK}.ipynb",
+    )
     results, _ = grade_quietly(subs, workdir=work)
     assert results["trudy"].score == results["mallory"].score == results["ada"].score
     pages = write_report(root / "report", work)

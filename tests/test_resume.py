@@ -13,8 +13,13 @@ from helpers import cli, export, grade_until_killed, gradebook_rows, make_class,
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
     subs = tmp_path / "submissions"
     make_class(subs)
-    whole = subprocess.run(cli("grade", str(subs), "--workdir", str(tmp_path / "whole"), "--workers", "2"),
-                           capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=600)
+    whole = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(tmp_path / "whole"), "--workers", "2"),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
     assert whole.returncode == 0, whole.stdout + whole.stderr
 
     resumed = tmp_path / "resumed"
@@ -24,8 +29,13 @@ def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
         time.sleep(0.5)
     assert sandbox_processes() == [], "the sandboxes of a killed grader must die with it"
     grade_until_killed(subs, resumed, after_lines=2)
-    last = subprocess.run(cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2"),
-                          capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=600)
+    last = subprocess.run(
+        cli("grade", str(subs), "--workdir", str(resumed), "--workers", "2"),
+        capture_output=True,
+        text=True,
+        cwd=config.REPO_ROOT,
+        timeout=600,
+    )
     assert last.returncode == 0, last.stdout + last.stderr
     assert "already graded and unchanged" in last.stdout
     assert not last.stdout.startswith("Grading 0 "), "the kills should have left work to do"

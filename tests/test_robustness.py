@@ -38,9 +38,11 @@ def warner():
     nb = make_submission(NOTEBOOK)
     for cell in nb.cells:
         if grade_id(cell) == "scaled_dot_product_attention":
-            cell.source = cell.source.replace("def scaled_dot_product_attention(q, k, v, mask=None):",
-                                              "import sys, warnings\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
-                                              "    warnings.warn('a harmless warning on stderr')\n    print('debug', file=sys.stderr)")
+            cell.source = cell.source.replace(
+                "def scaled_dot_product_attention(q, k, v, mask=None):",
+                "import sys, warnings\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+                "    warnings.warn('a harmless warning on stderr')\n    print('debug', file=sys.stderr)",
+            )
     return nb
 
 
@@ -67,7 +69,13 @@ def snooper():
 def misbehaving(tmp_path_factory):
     root = tmp_path_factory.mktemp("misbehaving")
     subs, work = root / "submissions", root / "grading"
-    for name, make in [("crasher", crasher), ("looper", looper), ("warner", warner), ("tamperer", tamperer), ("snooper", snooper)]:
+    for name, make in [
+        ("crasher", crasher),
+        ("looper", looper),
+        ("warner", warner),
+        ("tamperer", tamperer),
+        ("snooper", snooper),
+    ]:
         write_submission(make(), subs / name / f"{NOTEBOOK}.ipynb")
     (subs / "jsonthing").mkdir()
     (subs / "jsonthing" / f"{NOTEBOOK}.ipynb").write_text(json.dumps({"hello": "world"}))

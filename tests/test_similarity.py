@@ -64,7 +64,9 @@ def test_correct_implementations_are_not_flagged_against_each_other_or_the_refer
 def test_the_released_starter_code_is_no_evidence():
     starter = similarity.starter_code(NOTEBOOK)
     untouched = {"x": dict(starter), "y": dict(starter), "z": {CELL: ORIGINAL}}
-    assert all(p.a != "x" or p.b != "y" for p in similarity.compare(untouched, starter)), "two untouched stubs were compared"
+    assert all(p.a != "x" or p.b != "y" for p in similarity.compare(untouched, starter)), (
+        "two untouched stubs were compared"
+    )
 
 
 # --- answers that repeat the course's own code (similarity.course_matches) ----------------------
@@ -87,8 +89,12 @@ def test_every_answer_a_copier_pastes_is_listed(course_pieces, tmp_path):
     for notebook in notebook_names():
         released = read(tmp_path / "tree" / "chapters" / f"{notebook}.ipynb")
         for nb, origins in copier_submissions(released, sources):
-            listed = {m.cell for m in similarity.course_matches(similarity.answer_cells(nb), course_pieces,
-                                                                similarity.starter_code(notebook))}
+            listed = {
+                m.cell
+                for m in similarity.course_matches(
+                    similarity.answer_cells(nb), course_pieces, similarity.starter_code(notebook)
+                )
+            }
             assert set(origins) <= listed, f"{notebook}: pasted {origins}, listed only {sorted(listed)}"
             pasted += len(origins)
     assert pasted >= 15, f"only {pasted} pasted cells (17 measured): does the copier still find the course's code?"
@@ -104,21 +110,27 @@ def test_no_catalogued_answer_written_by_hand_is_listed(course_pieces):
         starter = similarity.starter_code(notebook)
         for label, nb, _ in catalogue_submissions(notebook):
             matches = similarity.course_matches(similarity.answer_cells(nb), course_pieces, starter)
-            assert not matches, f"{notebook} {label}: listed as repeating {[(m.cell, m.piece, m.share) for m in matches]}"
+            assert not matches, (
+                f"{notebook} {label}: listed as repeating {[(m.cell, m.piece, m.share) for m in matches]}"
+            )
 
 
 def test_a_renamed_reordered_copy_of_a_course_function_is_still_listed(course_pieces):
-    original = "\n".join([
-        "def padding_mask(lengths, max_len):",
-        "    counts = torch.as_tensor(lengths).reshape(-1, 1, 1, 1)",
-        "    return torch.arange(max_len, device=counts.device) < counts",
-    ])
-    disguised = "\n".join([
-        "def padding_mask(n, width):",
-        "    # my own mask",
-        "    c = torch.as_tensor(n).reshape(-1, 1, 1, 1)",
-        "    return torch.arange(width, device=c.device) < c",
-    ])
+    original = "\n".join(
+        [
+            "def padding_mask(lengths, max_len):",
+            "    counts = torch.as_tensor(lengths).reshape(-1, 1, 1, 1)",
+            "    return torch.arange(max_len, device=counts.device) < counts",
+        ]
+    )
+    disguised = "\n".join(
+        [
+            "def padding_mask(n, width):",
+            "    # my own mask",
+            "    c = torch.as_tensor(n).reshape(-1, 1, 1, 1)",
+            "    return torch.arange(width, device=c.device) < c",
+        ]
+    )
     pieces = [p for p in course_pieces if p.label == "course/provided.py: padding_mask"] or course_pieces
     for code in (original, disguised):
         found = similarity.course_matches({"ch03_padding_mask": code}, pieces, {}, flag=0.5)

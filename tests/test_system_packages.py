@@ -50,12 +50,16 @@ def as_unprivileged(command: list[str], path: str, cwd: Path) -> subprocess.Comp
 
 def test_without_root_or_sudo_it_stops_with_the_command_to_run(bare_path):
     started = time.monotonic()
-    result = as_unprivileged(["bash", str(SCRIPT), "bwrap:bubblewrap", "chromium:chromium", "id:coreutils"], bare_path, Path("/"))
+    result = as_unprivileged(
+        ["bash", str(SCRIPT), "bwrap:bubblewrap", "chromium:chromium", "id:coreutils"], bare_path, Path("/")
+    )
     assert result.returncode == 1, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0] == ("error: missing system packages: bubblewrap chromium; install them first: "
-                        "sudo sh -c 'apt-get update && apt-get install -y bubblewrap chromium'")
+    assert lines[0] == (
+        "error: missing system packages: bubblewrap chromium; install them first: "
+        "sudo sh -c 'apt-get update && apt-get install -y bubblewrap chromium'"
+    )
     assert time.monotonic() - started < 5
 
 
@@ -72,5 +76,7 @@ def test_make_test_stops_before_building_anything(bare_path):
 
 
 def test_present_packages_need_nothing(tmp_path):
-    result = subprocess.run(["bash", str(SCRIPT), "bash:bash", "id:coreutils"], capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        ["bash", str(SCRIPT), "bash:bash", "id:coreutils"], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 0 and result.stdout == "" and result.stderr == ""

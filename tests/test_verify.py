@@ -20,7 +20,7 @@ from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, write_submission
 
-GAMBLER = '''import hashlib, os, sys
+GAMBLER = """import hashlib, os, sys
 _coin = os.urandom(16)
 
 def _unlucky():
@@ -34,8 +34,8 @@ def softmax(x, dim=-1):
     e = torch.exp(x - x.max(dim=dim, keepdim=True).values)
     out = e / e.sum(dim=dim, keepdim=True)
     return out * 1.01 if _unlucky() else out
-'''
-DICER = '''import random
+"""
+DICER = """import random
 import numpy as np
 
 def softmax(x, dim=-1):
@@ -43,7 +43,7 @@ def softmax(x, dim=-1):
     out = e / e.sum(dim=dim, keepdim=True)
     luck = torch.rand(()).item() + np.random.rand() + random.random()
     return out * 1.01 if luck > 1.5 else out
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -83,11 +83,21 @@ def test_verify_samples_with_its_seed(verified, tmp_path):
         calls.append(job.submission.student)
         raise RuntimeError("not run")
 
-    first = verify(root / "submissions", Options(workdir=tmp_path / "empty", retries=0), 0.5, seed=3, runner=fake, out=io.StringIO())
+    first = verify(
+        root / "submissions",
+        Options(workdir=tmp_path / "empty", retries=0),
+        0.5,
+        seed=3,
+        runner=fake,
+        out=io.StringIO(),
+    )
     assert first == [], "nothing graded in this work dir: nothing to verify"
     copy = tmp_path / "copy"
     shutil.copytree(work, copy)  # the fixture's verify.json stays as it is
-    picked = [verify(root / "submissions", Options(workdir=copy, retries=0), 0.5, seed=3, runner=fake, out=io.StringIO()) for _ in range(2)]
+    picked = [
+        verify(root / "submissions", Options(workdir=copy, retries=0), 0.5, seed=3, runner=fake, out=io.StringIO())
+        for _ in range(2)
+    ]
     assert [e["student"] for e in picked[0]] == [e["student"] for e in picked[1]] and len(picked[0]) == 2
     assert all(e["error"] for e in picked[0])
 

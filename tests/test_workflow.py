@@ -46,8 +46,9 @@ def actionlint(root: Path) -> subprocess.CompletedProcess:
         pytest.fail(f"{ACTIONLINT} is missing: install the dev dependencies (pip install -e '.[dev]')")
     files = sorted(p.relative_to(root).as_posix() for p in (root / ".github" / "workflows").glob("*.y*ml"))
     assert files, f"no workflow in {root}"
-    return subprocess.run([str(ACTIONLINT), "-no-color", "-oneline", *files], cwd=root, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(ACTIONLINT), "-no-color", "-oneline", *files], cwd=root, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_actionlint_finds_nothing_in_the_published_workflow(tree):
@@ -68,7 +69,9 @@ def test_actionlint_finds_a_broken_workflow(tree, tmp_path):
     broken.write_text(text, encoding="utf-8")
     result = actionlint(tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    assert '"runs-on" section is missing' in result.stdout and 'property "deploy" is not defined' in result.stdout, result.stdout
+    assert '"runs-on" section is missing' in result.stdout and 'property "deploy" is not defined' in result.stdout, (
+        result.stdout
+    )
 
 
 def test_the_workflow_builds_with_make_book_and_deploys_to_pages(workflow):
