@@ -143,7 +143,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _publish(args: argparse.Namespace) -> int:
     from autograder.grading.late import parse_time
-    from coursetools.publish import PublishError, publish, read_settings
+    from coursetools.publish import publish
+    from coursetools.site import PublishError, read_settings
 
     try:
         at = parse_time(args.at) if args.at else None

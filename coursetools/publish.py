@@ -46,22 +46,33 @@ from pathlib import Path
 
 import nbformat
 import yaml
-from nbformat import NotebookNode
 
 from autograder import config
 from autograder.model.notebooks import HIDDEN_BEGIN, SOLUTION_BEGIN
 from coursetools.course_code import CourseCode, CourseCodeError
+from coursetools.lesson_notebook import _imports, lesson_notebook, lesson_notebook_path
 from coursetools.manifest import Chapter, Manifest, ManifestError, Moment, load
+from coursetools.pages import (
+    PRIVATE_BEGIN,
+    PRIVATE_END,
+    chapter_statuses,
+    is_text_notebook,
+    page_source,
+    page_title,
+    public_markdown,
+    public_toc,
+    toc_files,
+    unpublished_references,
+    when,
+)
 from coursetools.release import SourceError, provided_names, release
+from coursetools.site import PublishError, Settings, read_settings
 
 PUBLISHED_MARKER = ".published-by-autograder"
 MARKER_TEXT = (
     "This tree was written by `python -m autograder publish` from the course repository.\n"
     "Do not edit it here: change the course repository and publish again.\n"
 )
-PRIVATE_BEGIN = "% BEGIN PRIVATE"
-PRIVATE_END = "% END PRIVATE"
-PUBLIC_LINE = "% PUBLIC:"
 # Files beside the pages that the book may display.
 ASSET_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg"}
 # Distributions of pyproject.toml's dependencies that the public release needs: the exercises
@@ -71,346 +82,6 @@ PUBLIC_REQUIREMENTS = ("torch", "numpy", "matplotlib", "ipykernel", "jupyter-boo
 TOOLS = ("tools/vendor_mathjax.py", "tools/build_book.py")
 # The workflow that builds the site and deploys it to GitHub Pages (from tools/public/pages.yml).
 PAGES_WORKFLOW = ".github/workflows/pages.yml"
-
-
-class PublishError(ValueError):
-    """The course repository cannot be published as it is (the message says why and what to do)."""
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What `_config.yml` says about the public release."""
-
-    title: str
-    repository_url: str
-    branch: str
-    path_to_book: str
-    lesson_dir: str
-    private_pages: frozenset[str]
-
-    @property
-    def github(self) -> tuple[str, str]:
-        match = re.match(r"https://github\.com/([^/]+)/([^/]+?)(?:\.git)?/?$", self.repository_url)
-        if not match:
-            raise PublishError(
-                f"repository.url in _config.yml must be a GitHub repository URL (Colab opens GitHub), not "
-                f"{self.repository_url!r}"
-            )
-        return match.group(1), match.group(2)
-
-    def repo_path(self, relative: str) -> str:
-        prefix = self.path_to_book.strip("/")
-        return f"{prefix}/{relative}" if prefix else relative
-
-    def colab_url(self, relative: str) -> str:
-        org, repo = self.github
-        return f"https://colab.research.google.com/github/{org}/{repo}/blob/{self.branch}/{self.repo_path(relative)}"
-
-    def raw_url(self, relative: str) -> str:
-        org, repo = self.github
-        return f"https://raw.githubusercontent.com/{org}/{repo}/{self.branch}/{self.repo_path(relative)}"
-
-
-def read_settings(root: Path = config.REPO_ROOT) -> Settings:
-    book = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    repository = book.get("repository") or {}
-    sphinx_config = (book.get("sphinx") or {}).get("config") or {}
-    return Settings(
-        title=book.get("title", ""),
-        repository_url=repository.get("url", ""),
-        branch=repository.get("branch", "main"),
-        path_to_book=repository.get("path_to_book", "") or "",
-        lesson_dir=sphinx_config.get("course_lesson_notebooks", "lessons"),
-        private_pages=frozenset(sphinx_config.get("course_private_pages", [])),
-    )
-
-
-# --- the table of contents ---------------------------------------------------------------
-
-
-def toc_files(toc: dict) -> list[str]:
-    """Every docname the table of contents lists, root first, in reading order."""
-    found = [toc["root"]]
-
-    def walk(entries: list) -> None:
-        for entry in entries or []:
-            if "file" in entry:
-                found.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-            for part in entry.get("parts") or []:
-                walk(part.get("chapters"))
-
-    walk(toc.get("chapters") or [])
-    for part in toc.get("parts") or []:
-        walk(part.get("chapters"))
-        walk(part.get("sections"))
-    return found
-
-
-def public_toc(toc: dict, private: frozenset[str], published: frozenset[str] | None = None) -> dict:
-    """The table of contents without the private pages and, when `published` is given, without the
-    pages not in it (and without a part left empty)."""
-
-    def prune(entries: list | None) -> list:
-        kept = []
-        for entry in entries or []:
-            if entry.get("file") in private or (
-                published is not None and "file" in entry and entry["file"] not in published
-            ):
-                continue
-            entry = dict(entry)
-            for key in ("sections", "chapters"):
-                if key in entry:
-                    entry[key] = prune(entry[key])
-                    if not entry[key]:
-                        del entry[key]
-            kept.append(entry)
-        return kept
-
-    toc = dict(toc)
-    if toc.get("root") in private:
-        raise PublishError(f"the book's root page {toc['root']!r} is private: the public release needs a first page")
-    if "chapters" in toc:
-        toc["chapters"] = prune(toc["chapters"])
-    if "parts" in toc:
-        parts = []
-        for part in toc["parts"]:
-            part = dict(part)
-            part["chapters"] = prune(part.get("chapters"))
-            if part["chapters"]:
-                parts.append(part)
-        toc["parts"] = parts
-    return toc
-
-
-def page_source(root: Path, docname: str) -> Path:
-    """The source file of a docname (the toc gives it without a suffix)."""
-    candidates = [root / f"{docname}{suffix}" for suffix in (".md", ".ipynb")]
-    if Path(docname).suffix in (".md", ".ipynb"):
-        candidates.insert(0, root / docname)
-    found = [c for c in candidates if c.is_file()]
-    if not found:
-        raise PublishError(f"_toc.yml lists {docname!r} but there is no {docname}.md or {docname}.ipynb")
-    return found[0]
-
-
-# --- pages -------------------------------------------------------------------------------
-
-
-def public_markdown(text: str) -> str:
-    """A Markdown page with its private blocks dropped and its `% PUBLIC:` lines made visible."""
-    out, inside = [], False
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if stripped.startswith(PRIVATE_BEGIN):
-            if inside:
-                raise PublishError(f"nested {PRIVATE_BEGIN!r}")
-            inside = True
-        elif stripped.startswith(PRIVATE_END):
-            if not inside:
-                raise PublishError(f"{PRIVATE_END!r} without {PRIVATE_BEGIN!r}")
-            inside = False
-        elif inside:
-            continue
-        elif stripped.startswith(PUBLIC_LINE):
-            out.append(line.split(PUBLIC_LINE, 1)[1].lstrip(" "))
-        else:
-            out.append(line)
-    if inside:
-        raise PublishError(f"{PRIVATE_BEGIN!r} without {PRIVATE_END!r}")
-    return "".join(out)
-
-
-def is_text_notebook(text: str) -> bool:
-    """A MyST Markdown notebook (executed by the book) rather than a plain Markdown page."""
-    match = re.match(r"^---\n(.*?)\n---\n", text, re.DOTALL)
-    if not match:
-        return False
-    front = yaml.safe_load(match.group(1)) or {}
-    return "kernelspec" in front or "jupytext" in front
-
-
-# The first code cell of a lesson notebook that needs it: the book's build gives the lessons two
-# things that Colab (and a Jupyter without the book's packages) does not have.
-SETUP_CELL_HEAD = """\
-# Setup, added to the website's lesson so that it runs here too (on Colab, or in Jupyter).
-import sys
-import types
-from pathlib import Path
-"""
-SETUP_GLUE = """
-# On the website, myst_nb's `glue` hands numbers computed here to the text; here it keeps them in `glued`.
-from IPython.display import display as _display
-
-glued = {}
-
-
-def _glue(name, value, display=True):
-    glued[name] = value
-    if display:
-        _display(value)
-
-
-sys.modules["myst_nb"] = types.ModuleType("myst_nb")
-sys.modules["myst_nb"].glue = _glue
-"""
-SETUP_COURSE = """
-try:  # the course's own code that this lesson imports: {files}
-    {imports}
-except ImportError:
-    if not (Path.cwd().parent / "course" / "provided.py").is_file():  # in a clone, the lesson finds it there
-        # On Colab: fetch it from the course's public repository.
-        import urllib.request
-
-        Path("course").mkdir(exist_ok=True)
-        for name in {names}:
-            urllib.request.urlretrieve("{base}" + name + ".py", f"course/{name}.py")
-"""
-# Tag of the code cells that a lesson notebook has and its page does not (set-up, glued displays).
-ADDED_TAG = "notebook-only"
-GLUE_NOTE = (
-    "> This is the lesson page of the course website as a notebook, to run its code and change it: run the cells "
-    "in order from the top. Where the website shows a number computed by the code, the text here shows its name in "
-    'code font, such as `{example}`; after running the notebook, `glued["{example}"]` holds it.'
-)
-_GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`:]+)(?::[^`]*)?`")
-_DOC_ROLE = re.compile(r"\{doc\}`([^`]+)`")
-_REF_ROLE = re.compile(r"\{ref\}`([^`]+)`")
-_LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.MULTILINE)
-# ```{glue:figure} name / ```{glue:md} name / ```{glue} name, with options and a caption
-_GLUE_DIRECTIVE = re.compile(
-    r"^```\{glue(?::(\w+))?\}[ \t]*(\S+)[ \t]*\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n?```[ \t]*$", re.MULTILINE | re.DOTALL
-)
-_ADMONITION = re.compile(
-    r"^```\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL
-)
-
-
-def _imports(code: str, module: str) -> bool:
-    return re.search(rf"^\s*(from|import)\s+{re.escape(module)}\b", code, re.MULTILINE) is not None
-
-
-def _labels(text: str) -> dict[str, str]:
-    """MyST targets `(label)=` -> the heading that follows each."""
-    found = {}
-    for match in _LABEL.finditer(text):
-        heading = re.search(r"^#+\s+(.+?)\s*$", text[match.end() :], re.MULTILINE)
-        found[match.group(1)] = heading.group(1) if heading else match.group(1)
-    return found
-
-
-def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str], folder: str) -> str:
-    """A lesson's MyST Markdown as plain notebook Markdown (what Colab and Jupyter render).
-
-    Glued numbers become their names in code font, cross-references the referenced page's or
-    section's title in italics, admonitions block quotes; MyST comments and targets are dropped.
-    """
-
-    def doc(match: re.Match) -> str:
-        target = match.group(1)
-        explicit = re.match(r"(.*?)\s*<([^>]+)>$", target)
-        if explicit:
-            return f"*{explicit.group(1)}*"
-        docname = target.lstrip("/") if target.startswith("/") else f"{folder}/{target}".lstrip("/")
-        return f"*{titles.get(docname, target)}*"
-
-    def admonition(match: re.Match) -> str:
-        body = "\n".join(f"> {line}" if line else ">" for line in match.group(3).splitlines())
-        return f"> **{match.group(1).strip()}**\n>\n{body}"
-
-    text = _ADMONITION.sub(admonition, text)
-    text = _GLUE_ROLE.sub(lambda m: f"`{m.group(1)}`", text)
-    text = _DOC_ROLE.sub(doc, text)
-    text = _REF_ROLE.sub(lambda m: f"*{labels.get(m.group(1), m.group(1))}*", text)
-    lines = [line for line in text.splitlines() if not line.startswith("%") and not _LABEL.match(line)]
-    return "\n".join(lines).strip("\n")
-
-
-def lesson_notebook(
-    md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "", text: str | None = None
-) -> NotebookNode:
-    """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book
-    (`text`: the page as published, when it differs from the file's public Markdown)."""
-    from myst_nb.core.read import read_myst_markdown_notebook
-
-    text = public_markdown(md_path.read_text(encoding="utf-8")) if text is None else text
-    nb = read_myst_markdown_notebook(text, path=md_path)
-    labels = _labels(text)
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    uses_glue = _imports(code, "myst_nb")
-    if uses_glue:
-        other = set(re.findall(r"^\s*from\s+myst_nb\S*\s+import\s+(.+)$", code, re.MULTILINE)) - {"glue"}
-        if other or re.search(r"^\s*import\s+myst_nb", code, re.MULTILINE):
-            raise PublishError(
-                f"{md_path.name}: a lesson may take only `glue` from myst_nb (`from myst_nb import glue`), "
-                "the one thing its notebook for Colab replaces"
-            )
-    cells = []
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            cells.append(cell)
-            continue
-        # A glued figure or table is shown where the website shows it: a code cell displays it.
-        start = 0
-        pieces: list[NotebookNode] = []
-        for match in _GLUE_DIRECTIVE.finditer(cell.source):
-            pieces.append(nbformat.v4.new_markdown_cell(cell.source[start : match.start()]))
-            shown = nbformat.v4.new_code_cell(f'glued["{match.group(2)}"]  # shown here on the website')
-            shown.metadata["tags"] = [ADDED_TAG]
-            pieces.append(shown)
-            if match.group(4).strip():
-                pieces.append(nbformat.v4.new_markdown_cell(f"*{match.group(4).strip()}*"))
-            start = match.end()
-        pieces.append(nbformat.v4.new_markdown_cell(cell.source[start:]))
-        for piece in pieces:
-            if piece.cell_type == "markdown":
-                piece.source = notebook_markdown(piece.source, titles, labels, folder)
-                if not piece.source.strip():
-                    continue
-            cells.append(piece)
-    setup = SETUP_CELL_HEAD
-    if uses_glue:
-        setup += SETUP_GLUE
-    if _imports(code, "course"):
-        modules = sorted(set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", code, re.MULTILINE))) or ["provided"]
-        setup += (
-            SETUP_COURSE.replace("{files}", ", ".join(f"course/{m}.py" for m in modules))
-            .replace("{imports}", "\n    ".join(f"import course.{m}  # noqa: F401" for m in modules))
-            .replace("{names}", repr(modules))
-            .replace("{base}", settings.raw_url("course/"))
-        )
-    at = 1 if cells and cells[0].cell_type == "markdown" else 0  # after the title
-    if uses_glue:
-        example = _GLUE_ROLE.search(text)
-        if example:
-            cells.insert(at, nbformat.v4.new_markdown_cell(GLUE_NOTE.replace("{example}", example.group(1))))
-            at += 1
-    if setup != SETUP_CELL_HEAD:
-        cell = nbformat.v4.new_code_cell(setup.rstrip("\n"))
-        cell.metadata["tags"] = [ADDED_TAG]
-        cells.insert(at, cell)
-    nb.cells = cells
-    nb.metadata.pop("jupytext", None)
-    nb.metadata.setdefault("language_info", {"name": "python"})
-    for index, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{index}"  # stable ids: publishing twice writes the same bytes
-    return nb
-
-
-def lesson_notebook_path(docname: str, settings: Settings) -> str:
-    """Same rule as _ext/course_site.py: <course_lesson_notebooks>/<page name>.ipynb."""
-    return f"{settings.lesson_dir.strip('/')}/{docname.rsplit('/', 1)[-1]}.ipynb"
-
-
-def page_title(path: Path) -> str:
-    """The first level-1 heading of a page (Markdown or notebook)."""
-    if path.suffix == ".ipynb":
-        text = "\n".join(c.source for c in nbformat.read(str(path), as_version=4).cells if c.cell_type == "markdown")
-    else:  # without its code cells, whose comments also start with "# "
-        text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
-    match = re.search(r"^# +(.+?)\s*$", text, re.MULTILINE)
-    return match.group(1) if match else path.stem
 
 
 # --- the tree ----------------------------------------------------------------------------
@@ -531,10 +202,6 @@ def choose_moment(
     return manifest.at(at or datetime.now().astimezone()), []
 
 
-def _when(time: datetime | None) -> str:
-    return time.strftime("%a %d %b %Y, %H:%M") if time else "?"
-
-
 _INCLUDED = re.compile(
     r"^```\{literalinclude\}\s+\S*course/(\w+)\.py\s*\n(?::[\w-]+:.*\n)*?:pyobject:\s*(\w+)", re.MULTILINE
 )
@@ -583,54 +250,12 @@ def chapters_to_publish(
         if waiting:
             reasons = []
             for name, numbers in sorted(waiting.items()):
-                dues = ", ".join(f"{n} (due {_when(manifest.chapter(n).due)})" for n in numbers)
+                dues = ", ".join(f"{n} (due {when(manifest.chapter(n).due)})" for n in numbers)
                 reasons.append(f"{name} answers exercise {dues}")
             held[chapter.number] = "its pages use course code that " + "; ".join(reasons)
             continue
         ready.append(chapter)
     return ready, held
-
-
-_DOC_TARGET = re.compile(r"\{doc\}`([^`]+)`")
-
-
-def unpublished_references(text: str, folder: str, published: set[str], titles: dict[str, str]) -> str:
-    """{doc} links to pages not published yet become their titles in italics (a link would break the build)."""
-
-    def replace(match: re.Match) -> str:
-        target = match.group(1)
-        explicit = re.match(r"(.*?)\s*<([^>]+)>$", target)
-        page = explicit.group(2) if explicit else target
-        docname = page.lstrip("/") if page.startswith("/") or not folder else f"{folder}/{page}"
-        if docname in published:
-            return match.group(0)
-        return f"*{explicit.group(1) if explicit else titles.get(docname, page)}*"
-
-    return _DOC_TARGET.sub(replace, text)
-
-
-def chapter_statuses(text: str, manifest: Manifest, moment: Moment, published: list[str], held: dict[str, str]) -> str:
-    """The last column of the chapter table of a page (rows `| NN | ... |`): open, due, or when it opens."""
-    if not manifest.has_calendar and moment.time is None and moment.opened == moment.past_due:
-        return text
-
-    def status(chapter: Chapter) -> str:
-        if chapter.number in published:
-            if chapter.exercise and chapter.number not in moment.past_due:
-                return f"open: exercise due {_when(chapter.due)}" if chapter.due else "open"
-            return "open"
-        if chapter.number in held:
-            return "opens when the earlier exercises it builds on are due"
-        return f"opens {_when(chapter.opens)}" if chapter.opens else "not open yet"
-
-    numbers = {c.number: c for c in manifest.chapters}
-    lines = []
-    for line in text.splitlines(keepends=True):
-        match = re.match(r"^\| *(\d\d) *\|(.*)\|[^|]*\|\s*$", line)
-        if match and match.group(1) in numbers:
-            line = f"| {match.group(1)} |{match.group(2)}| {status(numbers[match.group(1)])} |\n"
-        lines.append(line)
-    return "".join(lines)
 
 
 def publish(

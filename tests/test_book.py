@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from book_build import ROOT, BookBuild
-from coursetools.publish import read_settings, toc_files
+from coursetools.pages import toc_files
+from coursetools.site import read_settings
 
 LESSON = "chapters/02_attention_by_hand.html"
 EXERCISE = "chapters/02_dot_product_attention.html"

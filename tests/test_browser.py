@@ -27,7 +27,8 @@ import pytest
 import yaml
 
 from book_build import ROOT, BookBuild
-from coursetools.publish import read_settings, toc_files
+from coursetools.pages import toc_files
+from coursetools.site import read_settings
 from publish_tree import published
 
 SCREENSHOTS = Path(os.environ.get("BOOK_SCREENSHOTS", ROOT / "_build" / "screenshots"))

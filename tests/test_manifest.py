@@ -25,7 +25,9 @@ from autograder.cli import main as autograder_main
 from autograder.model.notebooks import is_solution_cell, read, solution_paths
 from book_build import ROOT
 from coursetools.manifest import Manifest, ManifestError, load
-from coursetools.publish import PublishError, publish, toc_files
+from coursetools.pages import toc_files
+from coursetools.publish import publish
+from coursetools.site import PublishError
 
 MANIFEST = load()
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))

@@ -30,7 +30,10 @@ from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
-from coursetools.publish import ADDED_TAG, PUBLISHED_MARKER, PublishError, publish, read_settings, toc_files
+from coursetools.lesson_notebook import ADDED_TAG
+from coursetools.pages import toc_files
+from coursetools.publish import PUBLISHED_MARKER, publish
+from coursetools.site import PublishError, read_settings
 from leaks import find_leaks, secret_lines
 from publish_tree import LAST_CHAPTER, PUBLIC_BUILD, published
 

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from book_build import ROOT
-from coursetools.publish import PAGES_WORKFLOW, pages_url, read_settings
+from coursetools.publish import PAGES_WORKFLOW, pages_url
+from coursetools.site import read_settings
 from publish_tree import PUBLIC_BUILD, published
 
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
