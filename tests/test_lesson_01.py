@@ -190,7 +190,8 @@ def test_gru_against_self_attention_timings(text):
 def test_the_crossing_is_where_the_table_says(text):
     rows = timing_rows(text)
     ratio = {n: r for n, _, _, r, _ in rows}
-    shown = re.search(r"cross between the measured lengths ([\d,]+) and ([\d,]+), at about \\\(L\\\) = ([\d,]+)\.", text)
+    shown = re.search(r"cross between the measured lengths ([\d,]+) and ([\d,]+), "
+                      r"at about \\\(L\\\) = ([\d,]+)\.", text)
     if shown:
         low, high, crossing = (int(g.replace(",", "")) for g in shown.groups())
         slower = [n for n in LENGTHS if ratio[n] < 1]
@@ -207,8 +208,8 @@ def test_the_crossing_is_where_the_table_says(text):
 
 
 def test_the_score_matrix_memory(text):
-    at_max, gru_max = number(text, r"at \\\(L\\\) = 2,048 it is (\S+) MiB \(where the GRU.s outputs, \\\(L \\times d\\\) "
-                                   r"numbers, take (\S+) MiB\)")
+    at_max, gru_max = number(text, r"at \\\(L\\\) = 2,048 it is (\S+) MiB \(where the GRU.s outputs, "
+                                   r"\\\(L \\times d\\\) numbers, take (\S+) MiB\)")
     assert at_max == 2048**2 * 4 / 2**20 and gru_max == round(2048 * WIDTH * 4 / 2**20, 1)
     gib, mib = number(text, r"at \\\(L\\\) = 65,536 it would be (\S+) GiB against (\S+) MiB")
     assert gib == 65536**2 * 4 / 2**30 and mib == 65536 * WIDTH * 4 / 2**20
