@@ -298,6 +298,25 @@ def test_lesson_defines_its_terms_and_names_no_unnamed_source(book):
     assert "Masks are chapter 03’s subject" in text or "Masks are chapter 03's subject" in text
 
 
+def test_lesson_draws_the_computation_graph(book):
+    """Issue 22: MatMul -> scale -> mask -> softmax -> MatMul, drawn from the steps the page runs on worked
+    example 1; the figure's alt text says every step and the numbers it gives, recomputed here."""
+    html = page(book, LESSON)
+    tag = re.search(r'<img alt="(A computation graph[^"]+)"[^>]*src="([^"]+)"', html)
+    assert tag, "the computation graph of attention, with its alt text, is not on the lesson page"
+    alt, src = tag.groups()
+    assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
+    order = re.findall(r"MatMul|Scale|Mask \(optional\)|SoftMax", alt)
+    assert order == ["MatMul", "Scale", "Mask (optional)", "SoftMax", "MatMul"], order
+    scaled = 1 / math.sqrt(2)
+    w0 = math.exp(scaled) / (math.exp(scaled) + 1)
+    for shown in (f"[{scaled:.3g}, 0]", f"[{w0:.2f}, {1 - w0:.2f}]", f"[{10 * w0 + 20 * (1 - w0):.3g}]"):
+        assert shown in alt, f"the alt text should give {shown}, the value recomputed here"
+    text = lesson_text(book)
+    assert "(Vaswani et al., 2017, figure 2)" in text
+    assert re.search(r"the last step gives \[\[(\S+)\]\] ; attention\(q, K, V\) gives \[\[(\S+)\]\]", text)
+
+
 @pytest.mark.parametrize("where", ["solutions", "chapters"])
 def test_exercise_02_says_where_masks_are_taught(where):
     nb = json.loads((ROOT / where / "02_dot_product_attention.ipynb").read_text(encoding="utf8"))

@@ -17,6 +17,7 @@ import re
 import pytest
 
 from book_build import ROOT
+from lesson_page import number
 
 LESSON = "chapters/01_why_attention.html"
 EXERCISE = "01_soft_lookup"
@@ -75,8 +76,8 @@ def test_lesson_shows_the_bottleneck_experiment(html):
 
 def test_lesson_has_its_figures(book, html):
     pngs = re.findall(r'<img[^>]+src="([^"]+\.png)"', html)
-    # accuracy vs length, attention heatmap, temperature sweep, tokens-to-outputs diagram
-    assert len(pngs) >= 4, f"expected at least 4 figures on the lesson page, found {pngs}"
+    # the two models, accuracy vs length, attention heatmap, temperature sweep, tokens-to-outputs diagram, the timings
+    assert len(pngs) >= 6, f"expected at least 6 figures on the lesson page, found {pngs}"
     for src in pngs:
         image = (book.html_dir / "chapters" / src).resolve()
         assert image.is_file() and image.stat().st_size > 5_000, f"{src} is missing or empty"
@@ -133,3 +134,103 @@ def test_exact_zeros_are_reported_as_they_are(html):
     shown = re.search(r"its second weight is (\S+) , tiny but not 0", text)
     assert shown and float(shown.group(1)) == float(f"{w[1]:.1e}") and w[1] > 0
     assert re.search(r"the two other keys get exactly 0\.0 : their exponentials underflow", text)
+
+
+# --- issue 22: why attention replaced recurrence, the additive score, the figures ---------------------------------
+
+TABLE_1 = [  # Vaswani et al. (2017), Table 1, as the page must quote it
+    ("Self-Attention", r"O(n^2 \cdot d)", "O(1)", "O(1)"),
+    ("Recurrent", r"O(n \cdot d^2)", "O(n)", "O(n)"),
+    ("Convolutional", r"O(k \cdot n \cdot d^2)", "O(1)", r"O(\log_k(n))"),
+    ("Self-Attention (restricted)", r"O(r \cdot n \cdot d)", "O(1)", "O(n/r)"),
+]
+WIDTH = 64
+LENGTHS = [16 * 2**i for i in range(8)]      # 16 ... 2048
+
+
+def test_the_papers_table_is_quoted(text):
+    assert "Layer Type Complexity per Layer Sequential Operations Maximum Path Length" in text
+    for layer, operations, steps, path in TABLE_1:
+        row = f"{layer} \\({operations}\\) \\({steps}\\) \\({path}\\)"
+        assert row in text, f"the table's row {row!r} is not on the page"
+    assert "computed in parallel" in text, "the page should say what runs in parallel"
+    # the table's log_k(n) is for dilated convolutions: the paper's text, quoted
+    assert "a stack of \\(O(n/k)\\) convolutional layers in the case of contiguous kernels" in text
+    assert "self-attention layers are faster than recurrent layers when the sequence length \\(n\\) is smaller" in text
+
+
+def timing_rows(text: str) -> list[tuple[int, float, float, float, str]]:
+    table = re.search(r"\\\(L\\\) GRU \(ms\) self-attention \(ms\) GRU / attention score matrix (.*?) The GRU", text)
+    assert table, "the table of timings is not on the page"
+    rows = re.findall(r"([\d,]+) (\d+\.\d{3}) (\d+\.\d{3}) (\d+\.\d{2}) ([\d,]+ [KM]iB)", table.group(1))
+    return [(int(n.replace(",", "")), float(g), float(a), float(r), size) for n, g, a, r, size in rows]
+
+
+def test_gru_against_self_attention_timings(text):
+    rows = timing_rows(text)
+    assert [row[0] for row in rows] == LENGTHS
+    gru = {n: g for n, g, _, _, _ in rows}
+    att = {n: a for n, _, a, _, _ in rows}
+    for n, g, a, ratio, size in rows:
+        assert ratio == pytest.approx(g / a, abs=0.01 + 0.01 * g / a), f"L = {n}: the ratio is not GRU / attention"
+        bytes_ = n * n * 4                                    # one float32 score matrix
+        assert size == (f"{bytes_ / 2**10:,.0f} KiB" if bytes_ < 2**20 else f"{bytes_ / 2**20:,.0f} MiB")
+    # the shape the prose describes: attention clearly faster at short lengths, the GRU's time about ~ L,
+    # the attention's nearly flat at first
+    assert all(g > 1.5 * a for n, g, a, _, _ in rows if n <= 256)
+    assert 4 < gru[2048] / gru[128] < 48
+    assert att[64] / att[16] < 3
+    times, per_step = number(text, r"16 times as many positions, it grows (\S+) times, about (\S+) µs per step")
+    assert times == pytest.approx(gru[2048] / gru[128], abs=0.15)
+    assert per_step == pytest.approx(1e3 * gru[2048] / 2048, abs=1)
+    (flat,) = number(text, r"from \\\(L\\\) = 16 to 64, 4 times the length, it grows only (\S+) times")
+    assert flat == pytest.approx(att[64] / att[16], abs=0.15)
+
+
+def test_the_crossing_is_where_the_table_says(text):
+    rows = timing_rows(text)
+    ratio = {n: r for n, _, _, r, _ in rows}
+    shown = re.search(r"cross between the measured lengths ([\d,]+) and ([\d,]+), "
+                      r"at about \\\(L\\\) = ([\d,]+)\.", text)
+    if shown:
+        low, high, crossing = (int(g.replace(",", "")) for g in shown.groups())
+        slower = [n for n in LENGTHS if ratio[n] < 1]
+        assert slower and slower[0] == high and LENGTHS[LENGTHS.index(high) - 1] == low
+        assert ratio[low] > 1 and low < crossing < high
+    else:
+        assert "cross beyond the longest length measured" in text and all(r >= 1 for r in ratio.values())
+        (crossing,) = number(text, r"at about \\\(L\\\) = (\S+)\. That is")
+    later, d = number(text, r"That is (\S+) times later than the paper.s rule, \\\(n < d\\\) = (\S+),")
+    assert d == WIDTH and later == pytest.approx(crossing / WIDTH, abs=1)
+    assert crossing > 4 * WIDTH, "the page says the crossing comes far later than n = d"
+    (flops,) = number(text, r"one GRU step is (\S+) floating-point operations")
+    assert flops == 2 * 6 * WIDTH**2           # three gates, a d x d matrix each for the input and the state
+
+
+def test_the_score_matrix_memory(text):
+    at_max, gru_max = number(text, r"at \\\(L\\\) = 2,048 it is (\S+) MiB \(where the GRU.s outputs, "
+                                   r"\\\(L \\times d\\\) numbers, take (\S+) MiB\)")
+    assert at_max == 2048**2 * 4 / 2**20 and gru_max == round(2048 * WIDTH * 4 / 2**20, 1)
+    gib, mib = number(text, r"at \\\(L\\\) = 65,536 it would be (\S+) GiB against (\S+) MiB")
+    assert gib == 65536**2 * 4 / 2**30 and mib == 65536 * WIDTH * 4 / 2**20
+
+
+def test_bahdanau_is_additive_next_to_the_dot_product(text):
+    assert "This is additive attention" in text and "Bahdanau et al. did not score with a dot product" in text
+    params, width = number(text, r"\\\(2H\^2 \+ H\\\) = (\S+) parameters at \\\(H\\\) = (\S+) ")
+    assert params == 2 * width**2 + width
+    # the Transformer paper's reason for the dot product, quoted
+    assert ("dot-product attention is much faster and more space-efficient in practice, since it can be implemented "
+            "using highly optimized matrix multiplication code") in text
+    shown = re.findall(r"(dot product|additive) ?: weights \[([^\]]*)\]", text)
+    assert [kind for kind, _ in shown] == ["dot product", "additive"]
+    for _, weights in shown:
+        assert sum(float(w) for w in weights.split()) == pytest.approx(1, abs=2e-3)
+
+
+def test_new_figures_have_alt_text(book, lesson_html):
+    """Issue 22: the two models as pictures, and the timings; each figure with alt text a screen reader can read."""
+    for opening in ("Two diagrams of the copying model", "Two log-log charts against the sequence length"):
+        tag = re.search(r'<img alt="' + opening + r'[^"]{80,}"[^>]*src="([^"]+)"', lesson_html)
+        assert tag, f"no figure with alt text starting {opening!r}"
+        assert (book.html_dir / "chapters" / tag.group(1)).resolve().stat().st_size > 5_000

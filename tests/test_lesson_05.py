@@ -121,7 +121,8 @@ def test_parameter_count(text):
 
 def test_figures(book, lesson_html):
     images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
-    assert len(images) >= 5, "the lesson should show the split figure, the timings, the cost, the entropy and the heads"
+    assert len(images) >= 6, ("the lesson should show the block diagram, the split figure, the timings, the cost, "
+                              "the entropy and the heads")
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
 
@@ -144,3 +145,24 @@ def test_feed_forward_flops_state_their_width(text):
     (crossing,) = number(text, r"a crossing at \\\(L = 6 d_\{model\}\\\) = (\S+)\.\)")
     # 4 L^2 d = 8 L d^2 + 4 L d d_ff  <=>  L = 2 d + d_ff
     assert crossing == 2 * COST_D + 4 * COST_D == 6 * COST_D
+
+
+def test_the_block_diagram(book, lesson_html, text):
+    """Issue 22: project -> split -> h x attend -> concat -> W_o, drawn from a recorded call of the page's
+    multi_head_attention; the alt text gives the shapes, recomputed here from the sizes the caption states."""
+    tag = re.search(r'<img alt="(A block diagram[^"]+)"[^>]*src="([^"]+)"', lesson_html)
+    assert tag, "the multi-head block diagram, with its alt text, is not on the page"
+    alt, src = tag.groups()
+    assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
+    batch, l_q, l_k, d_model, heads = 2, 5, 7, 16, 4
+    caption = f"batch {batch}, {l_q} queries, {l_k} keys and values, \\(d_{{model}}\\) = {d_model}, \\(h\\) = {heads}"
+    assert caption in text
+    d_k = d_model // heads
+    steps = ["projection", f"split into h = {heads} heads", "attend in every head", "concat the heads", "W_o"]
+    positions = [alt.find(step) for step in steps]
+    assert -1 not in positions and positions == sorted(positions), f"the alt text should follow the steps {steps}"
+    for shape in [(batch, l_q, d_model), (batch, l_k, d_model), (batch, heads, l_q, d_k), (batch, heads, l_k, d_k),
+                  (batch, heads, l_q, l_k)]:
+        assert str(shape) in alt, f"the alt text lacks the shape {shape}"
+    assert "`split_heads` three times, `scaled_dot_product_attention` once" in lesson_html.replace(
+        '<code class="docutils literal notranslate"><span class="pre">', "`").replace("</span></code>", "`")

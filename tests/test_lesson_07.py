@@ -377,3 +377,26 @@ def test_figures(book, lesson_html):
 
 def test_links_to_the_exercise(lesson_html):
     assert 'href="07_encoder.html"' in lesson_html
+
+
+def test_the_wiring_figure(book, lesson_html, text):
+    """Issue 22: one encoder layer, post-LN and pre-LN side by side, drawn from what post_ln and pre_ln record;
+    the alt text gives each order as the equations of the page have it."""
+    tag = re.search(r'<img alt="(Two diagrams of one encoder layer[^"]+)"[^>]*src="([^"]+)"', lesson_html)
+    assert tag, "the post-LN / pre-LN figure, with its alt text, is not on the page"
+    alt, src = tag.groups()
+    assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
+    post, pre = alt.split("Pre-LN on the right")
+    orders = {  # x <- norm(x + sublayer(x)) twice; x <- x + sublayer(norm(x)) twice
+        "post": (post, ["self-attention", "plus node", "LayerNorm 1", "feed-forward", "plus node", "LayerNorm 2"]),
+        "pre": (pre, ["LayerNorm 1", "self-attention", "plus node", "LayerNorm 2", "feed-forward", "plus node"]),
+    }
+    for name, (part, steps) in orders.items():
+        at, positions = 0, []
+        for step in steps:
+            at = part.find(step, at)
+            positions.append(at)
+            at += 1
+        assert -1 not in positions, f"{name}-LN: the alt text does not give the order {steps}"
+    assert "red residual path never passes through a LayerNorm" in pre
+    assert "drawn from what post_ln and pre_ln above do" in text

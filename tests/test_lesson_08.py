@@ -9,6 +9,7 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_08.py -q
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import pytest
@@ -122,3 +123,19 @@ def test_causality_and_padding(text):
     pads, with_mask, without = number(text, r"Replacing the (\S+) padding tokens of the second source sentence moved the "
                                             r"logits by (\S+) with src_mask, and by (\S+) without it")
     assert pads == 7 - 4 and with_mask == 0 and without > 0
+
+
+def test_the_architecture_figure(book, lesson_html, text):
+    """Issue 22: the full encoder-decoder, drawn from the model's modules, with the memory entering the
+    cross-attention of every decoder layer (the page's hooks check it); the old 7.6-inch-wide drawing is gone."""
+    tag = re.search(r'<img alt="(The encoder-decoder drawn in two columns[^"]+)"[^>]*src="([^"]+)"', lesson_html)
+    assert tag, "the architecture figure, with its alt text, is not on the page"
+    alt, src = tag.groups()
+    assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
+    for shape in ("(2, 7)", "(2, 7, 16)", "(2, 5)", "(2, 5, 13)"):
+        assert shape in alt, f"the alt text lacks the shape {shape}"
+    assert "layer 1 and layer 2" in alt and "branches into the cross_attn box of both decoder layers" in alt
+    (layers,) = number(text, r"found the encoder.s output as their keys and values, in each of the (\S+) decoder layers")
+    assert layers == 2
+    images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
+    assert len(images) >= 2, "the architecture and the causality figures"

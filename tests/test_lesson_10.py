@@ -179,3 +179,22 @@ def test_figures(book, lesson_html):
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
     assert 'href="10_generate.html"' in lesson_html, "the lesson should link to its exercise"
+
+
+def test_the_cache_figure(book, lesson_html, text):
+    """Issue 22: the KV cache, prefill then one token per pass, as the cache of a real greedy_cached run recorded it;
+    the counts in the caption follow from the task (a prompt of a start token, 6 digits and '>'; 6 digits written)."""
+    tag = re.search(r'<img alt="(A grid with one row per forward pass[^"]+)"[^>]*src="([^"]+)"', lesson_html)
+    assert tag, "the cache figure, with its alt text, is not on the page"
+    alt, src = tag.groups()
+    assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
+    digits = 6
+    prompt, later, written, passes = number(
+        text, r"The prefill computes the (\S+) prompt positions at once; each of the next (\S+) passes computes one "
+              r"position, the newest token, and reads the keys and values of all the earlier ones from the cache\. "
+              r"(\S+) tokens are written in (\S+) passes")
+    assert prompt == digits + 2 and written == digits
+    assert passes == 1 + (written - 1) and later == passes - 1, "one prefill, then one pass per token fed back"
+    assert f"prefill then steps 1 to {int(later)}" in alt and f"{int(prompt + written)}-token sequence" in alt
+    images = [src for src in re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html) if "_images/" in src]
+    assert len(images) >= 3, "the attention timings, the cache's passes and the cache's speed-up"
