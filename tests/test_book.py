@@ -24,9 +24,18 @@ EXERCISE = "chapters/02_dot_product_attention.html"
 EXERCISE_SOURCE = "chapters/02_dot_product_attention.ipynb"
 # Hosts that serve scripts, styles or fonts; a page that names one depends on the network.
 THIRD_PARTY_HOSTS = (
-    "cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "fonts.googleapis.com",
-    "fonts.gstatic.com", "ajax.googleapis.com", "code.jquery.com", "cdn.plot.ly",
-    "polyfill.io", "stackpath.bootstrapcdn.com", "use.fontawesome.com", "mybinder.org",
+    "cdn.jsdelivr.net",
+    "unpkg.com",
+    "cdnjs.cloudflare.com",
+    "fonts.googleapis.com",
+    "fonts.gstatic.com",
+    "ajax.googleapis.com",
+    "code.jquery.com",
+    "cdn.plot.ly",
+    "polyfill.io",
+    "stackpath.bootstrapcdn.com",
+    "use.fontawesome.com",
+    "mybinder.org",
 )
 DOCNAMES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
 EXERCISES = [d for d in DOCNAMES if (ROOT / f"{d}.ipynb").is_file()]
@@ -65,7 +74,11 @@ class _Resources(HTMLParser):
             elif attrs.get("type", "text/javascript") in ("text/javascript", "module"):
                 self._in_inline_script = True
                 self.inline_scripts.append("")
-        elif tag == "link" and attrs.get("href") and attrs.get("rel") in ("stylesheet", "preload", "modulepreload", "icon"):
+        elif (
+            tag == "link"
+            and attrs.get("href")
+            and attrs.get("rel") in ("stylesheet", "preload", "modulepreload", "icon")
+        ):
             self.loads.append(attrs["href"])
         elif tag in ("img", "iframe", "source", "video", "audio") and attrs.get("src"):
             self.loads.append(attrs["src"])
@@ -167,7 +180,9 @@ def test_exercise_download_button_gives_the_student_notebook(book, docname):
     downloads = [link for link in links if link.split("?")[0].endswith(f"_sources/{docname}.ipynb")]
     assert downloads, f"{docname}: no download link to the notebook; links: {links}"
     target = (book.html_dir / Path(docname).parent / downloads[0]).resolve()
-    assert target.read_bytes() == (ROOT / f"{docname}.ipynb").read_bytes(), f"the download of {name} is not the student notebook"
+    assert target.read_bytes() == (ROOT / f"{docname}.ipynb").read_bytes(), (
+        f"the download of {name} is not the student notebook"
+    )
 
 
 def test_lesson_colab_buttons_open_lesson_notebooks(book):
@@ -178,7 +193,9 @@ def test_lesson_colab_buttons_open_lesson_notebooks(book):
     expected = settings.colab_url(f"{settings.lesson_dir}/{Path(LESSON).stem}.ipynb")
     colab = [link for link in resources(html).links if "colab.research.google.com" in link]
     assert colab == [expected], colab
-    assert not [link for link in resources(page(book, f"{GUIDE}.html")).links if "colab" in link], "the grading guide is not in the public release"
+    assert not [link for link in resources(page(book, f"{GUIDE}.html")).links if "colab" in link], (
+        "the grading guide is not in the public release"
+    )
 
 
 def test_grading_guide_shows_real_output_of_this_build(book):
@@ -187,7 +204,8 @@ def test_grading_guide_shows_real_output_of_this_build(book):
     for expected in [
         "$ autograder release --check",
         "$ autograder publish --out public --through 05",
-        "Published through chapter 05: chapters 00, 01, 02, 03, 04, 05; the course code answering exercises 01, 02, 03, 04",
+        "Published through chapter 05: chapters 00, 01, 02, 03, 04, 05; the course code answering exercises 01, 02, "
+        "03, 04",
         "public/course/provided.py keeps",
         "is published after the deadline of exercise",
         "repairs,copied_from",
@@ -205,10 +223,13 @@ def test_grading_guide_shows_real_output_of_this_build(book):
         "Grading 0 submission(s) of 6 (6 already graded and unchanged)",
         "Grading 1 submission(s) of 6 (5 already graded and unchanged)",
         "$ autograder report --out report",
-        "each row of weights must still sum to 1",  # grace's failure (mask after softmax), counted in the report's table
+        # grace's failure (mask after softmax), counted in the report's table
+        "each row of weights must still sum to 1",
     ]:
         assert expected in text, f"the grading guide does not show {expected!r}"
-    assert "--no-sandbox" not in text or not Path("/usr/bin/bwrap").exists(), "graded without the sandbox although bubblewrap is here"
+    assert "--no-sandbox" not in text or not Path("/usr/bin/bwrap").exists(), (
+        "graded without the sandbox although bubblewrap is here"
+    )
     report = page(book, f"{GUIDE}.html").split('id="the-class-report"', 1)[1].split('id="regrade"', 1)[0]
     images = re.findall(r'<img [^>]*src="(_images/[^"]+\.png)"', report)
     assert len(images) == 2, "the class report's histogram and pass-rate chart are shown"
@@ -221,18 +242,26 @@ def test_site_size(book):
     files = [p for p in book.html_dir.rglob("*") if p.is_file()]
     total = sum(p.stat().st_size for p in files)
     mathjax = book.html_dir / "_static" / "mathjax"
-    unused = [name for name in ("tex-svg.js", "tex-mml-chtml.js", "tex-chtml-full.js", "mml-chtml.js", "node-main.js")
-              if (mathjax / name).exists()]
+    unused = [
+        name
+        for name in ("tex-svg.js", "tex-mml-chtml.js", "tex-chtml-full.js", "mml-chtml.js", "node-main.js")
+        if (mathjax / name).exists()
+    ]
     assert not unused, f"MathJax components no page loads were vendored: {unused}"
 
     def weight(path: Path) -> int:
         images = [src for src in resources(path.read_text(encoding="utf8")).images if not urlparse(src).scheme]
-        return path.stat().st_size + sum((path.parent / src).stat().st_size for src in images if (path.parent / src).is_file())
+        return path.stat().st_size + sum(
+            (path.parent / src).stat().st_size for src in images if (path.parent / src).is_file()
+        )
 
     pages = {p.relative_to(book.html_dir).as_posix(): weight(p) for p in all_pages(book)}
     largest = max(pages, key=pages.get)
-    print(f"\nsite: {total / 1e6:.1f} MB in {len(files)} files ({sum(p.stat().st_size for p in mathjax.rglob('*') if p.is_file()) / 1e6:.1f} MB of MathJax); "
-          f"largest page: {largest}, {pages[largest] / 1e6:.2f} MB with its images")
+    print(
+        f"\nsite: {total / 1e6:.1f} MB in {len(files)} files "
+        f"({sum(p.stat().st_size for p in mathjax.rglob('*') if p.is_file()) / 1e6:.1f} MB of MathJax); "
+        f"largest page: {largest}, {pages[largest] / 1e6:.2f} MB with its images"
+    )
     assert total < SITE_BUDGET_MB * 1e6, f"the site is {total / 1e6:.1f} MB"
     assert pages[largest] < PAGE_BUDGET_MB * 1e6, f"{largest} weighs {pages[largest] / 1e6:.1f} MB with its images"
 
@@ -289,7 +318,8 @@ def test_lesson_says_when_a_weight_is_exactly_zero(book):
 
 
 def test_lesson_defines_its_terms_and_names_no_unnamed_source(book):
-    """Issue 21: delta_ij, entropy in nats and logits are defined where they are used; no 'widely copied class notes'."""
+    """Issue 21: delta_ij, entropy in nats and logits are defined where they are used;
+    no 'widely copied class notes'."""
     text = lesson_text(book)
     assert "where \\(\\delta_{ij}\\) is 1 when \\(i = j\\) and 0 otherwise" in text
     assert "its unit is the nat" in text and text.index("its unit is the nat") < text.index("nats")

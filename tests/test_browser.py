@@ -74,10 +74,16 @@ class PageVisit:
         self.errors: list[str] = []
         self.failed: list[str] = []
         self.page.route("**/*", self._route)
-        self.page.on("console", lambda msg: self.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda msg: self.errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None,
+        )
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("requestfailed", lambda req: self.failed.append(f"{req.url} ({req.failure})"))
-        self.page.on("response", lambda resp: self.failed.append(f"{resp.url} (HTTP {resp.status})") if resp.status >= 400 else None)
+        self.page.on(
+            "response",
+            lambda resp: self.failed.append(f"{resp.url} (HTTP {resp.status})") if resp.status >= 400 else None,
+        )
         self.page.goto(base_url + path, wait_until="load")
 
     def _route(self, route):
@@ -199,7 +205,8 @@ OVERFLOW = """() => {
     }
     if (!ok) out.push(`${name(el)} (right edge at ${Math.round(r.right)} px)`);
   }
-  return {pageScrollWidth: document.documentElement.scrollWidth, viewport: vw, elements: out.slice(0, 8), count: out.length};
+  return {pageScrollWidth: document.documentElement.scrollWidth, viewport: vw, elements: out.slice(0, 8),
+          count: out.length};
 }"""
 
 
@@ -240,9 +247,14 @@ def test_page_in_browser(book, visit, docname, width):
     if WIDTHS[width] < 600:
         overflow = v.page.evaluate(OVERFLOW)
         if overflow["pageScrollWidth"] > overflow["viewport"] + 1:
-            problems.append(f"the page scrolls sideways: {overflow['pageScrollWidth']} px wide on a {overflow['viewport']} px screen")
+            problems.append(
+                f"the page scrolls sideways: {overflow['pageScrollWidth']} px wide on a {overflow['viewport']} px "
+                "screen"
+            )
         if overflow["count"]:
-            problems.append(f"{overflow['count']} elements wider than the screen outside a scrolling box: {overflow['elements']}")
+            problems.append(
+                f"{overflow['count']} elements wider than the screen outside a scrolling box: {overflow['elements']}"
+            )
 
     shot = screenshot_path(docname, width)
     shot.parent.mkdir(parents=True, exist_ok=True)
@@ -252,8 +264,11 @@ def test_page_in_browser(book, visit, docname, width):
 
 def test_every_page_is_visited(book):
     """The parametrisation covers every page the build wrote (besides Sphinx's own genindex and search)."""
-    built = {p.relative_to(book.html_dir).with_suffix("").as_posix() for p in book.html_dir.rglob("*.html")
-             if "_static" not in p.parts}
+    built = {
+        p.relative_to(book.html_dir).with_suffix("").as_posix()
+        for p in book.html_dir.rglob("*.html")
+        if "_static" not in p.parts
+    }
     assert built - {"genindex", "search", "index"} == set(DOCNAMES)
 
 

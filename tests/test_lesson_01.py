@@ -59,8 +59,8 @@ def test_lesson_shows_the_soft_lookup_numbers(html):
     out_hot, w_hot = soft_lookup(QUERY, KEYS, VALUES, 100.0)
     expected += [f"{out_hot:.2f}", f"{min(w_hot):.3f}", f"{max(w_hot):.3f}"]
     expected += [f"{math.log(1.7976931348623157e308):.0f}"]  # float64's exp overflows above ~710
-    for number in expected:
-        assert number in text, f"{number} (recomputed here) is not on the lesson page"
+    for value in expected:
+        assert value in text, f"{value} (recomputed here) is not on the lesson page"
 
 
 def test_lesson_shows_the_bottleneck_experiment(html):
@@ -101,7 +101,7 @@ def test_softmax_over_the_wrong_axis_is_visible(html):
     text = text_of(html)
     assert "for a single query the mistake is invisible" not in text
     sims = [sum(q * k for q, k in zip(QUERY, key, strict=False)) for key in KEYS]
-    ones = [math.exp(s - s) / math.exp(s - s) for s in sims]         # each column holds one number
+    ones = [math.exp(s - s) / math.exp(s - s) for s in sims]  # each column holds one number
     shown = re.search(r"Every weight is 1, \[ ?([^\]]*?) ?\], and the output is (\S+) ,? ?the sum of the values", text)
     assert shown, "the page should show the weights and the output of the softmax over axis 0"
     assert shown.group(1) == ", ".join(f"{w:g}" for w in ones) and float(shown.group(2).rstrip(",")) == sum(VALUES)
@@ -111,23 +111,27 @@ def test_softmax_over_the_wrong_axis_is_visible(html):
 def test_logits_are_defined_where_they_are_first_used(html):
     text = text_of(html)
     first = text.lower().index("logits")
-    assert "are called logits" in text[:first + 200], "the page uses 'logits' before saying what they are"
+    assert "are called logits" in text[: first + 200], "the page uses 'logits' before saying what they are"
 
 
 def test_digit_and_string_accuracies_are_reconciled(html):
     """Issue 21: per-digit accuracy to the power of the length is the string accuracy only if errors are independent."""
     text = text_of(html)
-    shown = re.search(r"with the measured probability (\S+) , a string of 20 digits would be right with probability "
-                      r"(\S+) \\\(\^\{20\}\\\) = (\S+) , not (\S+) : a string that goes wrong has (\S+) wrong digits", text)
+    shown = re.search(
+        r"with the measured probability (\S+) , a string of 20 digits would be right with probability "
+        r"(\S+) \\\(\^\{20\}\\\) = (\S+) , not (\S+) : a string that goes wrong has (\S+) wrong digits",
+        text,
+    )
     assert shown, "the page should compare the string accuracy with digit accuracy ** length"
     digit, again, independent, string, per_failed = (float(g) for g in shown.groups())
-    assert digit == again and independent == pytest.approx(digit ** 20, abs=0.002) and string > independent
+    assert digit == again and independent == pytest.approx(digit**20, abs=0.002) and string > independent
     # mean wrong digits per failed string = length * (1 - digit accuracy) / (1 - string accuracy)
     assert per_failed == pytest.approx(20 * (1 - digit) / (1 - string), abs=0.1)
 
 
 def test_exact_zeros_are_reported_as_they_are(html):
-    """Issue 21 (the same kind): at T = 0.001 the stable softmax is not an exact one-hot vector; the tie's other keys are 0."""
+    """Issue 21 (the same kind): at T = 0.001 the stable softmax is not an exact one-hot vector;
+    the tie's other keys are 0."""
     text = text_of(html)
     assert "returns a clean one-hot vector" not in text
     _, w = soft_lookup(QUERY, KEYS, VALUES, 0.001)
@@ -145,7 +149,7 @@ TABLE_1 = [  # Vaswani et al. (2017), Table 1, as the page must quote it
     ("Self-Attention (restricted)", r"O(r \cdot n \cdot d)", "O(1)", "O(n/r)"),
 ]
 WIDTH = 64
-LENGTHS = [16 * 2**i for i in range(8)]      # 16 ... 2048
+LENGTHS = [16 * 2**i for i in range(8)]  # 16 ... 2048
 
 
 def test_the_papers_table_is_quoted(text):
@@ -173,7 +177,7 @@ def test_gru_against_self_attention_timings(text):
     att = {n: a for n, _, a, _, _ in rows}
     for n, g, a, ratio, size in rows:
         assert ratio == pytest.approx(g / a, abs=0.01 + 0.01 * g / a), f"L = {n}: the ratio is not GRU / attention"
-        bytes_ = n * n * 4                                    # one float32 score matrix
+        bytes_ = n * n * 4  # one float32 score matrix
         assert size == (f"{bytes_ / 2**10:,.0f} KiB" if bytes_ < 2**20 else f"{bytes_ / 2**20:,.0f} MiB")
     # the shape the prose describes: attention clearly faster at short lengths, the GRU's time about ~ L,
     # the attention's nearly flat at first
@@ -190,8 +194,11 @@ def test_gru_against_self_attention_timings(text):
 def test_the_crossing_is_where_the_table_says(text):
     rows = timing_rows(text)
     ratio = {n: r for n, _, _, r, _ in rows}
-    shown = re.search(r"cross between the measured lengths ([\d,]+) and ([\d,]+), "
-                      r"at about \\\(L\\\) = ([\d,]+)\.", text)
+    shown = re.search(
+        r"cross between the measured lengths ([\d,]+) and ([\d,]+), "
+        r"at about \\\(L\\\) = ([\d,]+)\.",
+        text,
+    )
     if shown:
         low, high, crossing = (int(g.replace(",", "")) for g in shown.groups())
         slower = [n for n in LENGTHS if ratio[n] < 1]
@@ -204,12 +211,15 @@ def test_the_crossing_is_where_the_table_says(text):
     assert d == WIDTH and later == pytest.approx(crossing / WIDTH, abs=1)
     assert crossing > 4 * WIDTH, "the page says the crossing comes far later than n = d"
     (flops,) = number(text, r"one GRU step is (\S+) floating-point operations")
-    assert flops == 2 * 6 * WIDTH**2           # three gates, a d x d matrix each for the input and the state
+    assert flops == 2 * 6 * WIDTH**2  # three gates, a d x d matrix each for the input and the state
 
 
 def test_the_score_matrix_memory(text):
-    at_max, gru_max = number(text, r"at \\\(L\\\) = 2,048 it is (\S+) MiB \(where the GRU.s outputs, "
-                                   r"\\\(L \\times d\\\) numbers, take (\S+) MiB\)")
+    at_max, gru_max = number(
+        text,
+        r"at \\\(L\\\) = 2,048 it is (\S+) MiB \(where the GRU.s outputs, "
+        r"\\\(L \\times d\\\) numbers, take (\S+) MiB\)",
+    )
     assert at_max == 2048**2 * 4 / 2**20 and gru_max == round(2048 * WIDTH * 4 / 2**20, 1)
     gib, mib = number(text, r"at \\\(L\\\) = 65,536 it would be (\S+) GiB against (\S+) MiB")
     assert gib == 65536**2 * 4 / 2**30 and mib == 65536 * WIDTH * 4 / 2**20
@@ -220,8 +230,10 @@ def test_bahdanau_is_additive_next_to_the_dot_product(text):
     params, width = number(text, r"\\\(2H\^2 \+ H\\\) = (\S+) parameters at \\\(H\\\) = (\S+) ")
     assert params == 2 * width**2 + width
     # the Transformer paper's reason for the dot product, quoted
-    assert ("dot-product attention is much faster and more space-efficient in practice, since it can be implemented "
-            "using highly optimized matrix multiplication code") in text
+    assert (
+        "dot-product attention is much faster and more space-efficient in practice, since it can be implemented "
+        "using highly optimized matrix multiplication code"
+    ) in text
     shown = re.findall(r"(dot product|additive) ?: weights \[([^\]]*)\]", text)
     assert [kind for kind, _ in shown] == ["dot product", "additive"]
     for _, weights in shown:

@@ -16,9 +16,9 @@ import pytest
 from lesson_page import number
 
 LESSON = "chapters/05_multi_head_attention.html"
-HEADS, L_Q, D_MODEL = 4, 5, 16      # the cross-attention example of the page: 4 heads, 5 queries, d_model 16
-COST_D, COST_H = 512, 8             # the cost section's sizes
-ENT_D, ENT_L, ENT_H = 512, 64, 8    # the entropy section's sizes
+HEADS, L_Q, D_MODEL = 4, 5, 16  # the cross-attention example of the page: 4 heads, 5 queries, d_model 16
+COST_D, COST_H = 512, 8  # the cost section's sizes
+ENT_D, ENT_L, ENT_H = 512, 64, 8  # the entropy section's sizes
 
 
 def softmax_entropy(score_std: float, keys: int, rows: int = 20000, seed: int = 0) -> tuple[float, float]:
@@ -50,7 +50,9 @@ def test_agrees_with_torch_and_the_loop(text):
 
 def test_loop_versus_batched_timings(text):
     heads, ratio, loop_ms, batched_ms = number(
-        text, r"the loop over (\S+) heads takes (\S+) times as long as the batched version \((\S+) ms against (\S+) ms\)")
+        text,
+        r"the loop over (\S+) heads takes (\S+) times as long as the batched version \((\S+) ms against (\S+) ms\)",
+    )
     assert heads == 8 and ratio > 1
     assert ratio == pytest.approx(loop_ms / batched_ms, rel=0.1)  # the printed times are rounded
     (long_ratio,) = number(text, r"the ratio is (\S+) on this CPU")
@@ -62,7 +64,10 @@ def test_flop_and_memory_figures(text):
     for L, share in ((512, share_512), (8192, share_8k)):
         linear, quadratic = 8 * L * COST_D**2, 4 * L**2 * COST_D
         assert share == round(100 * quadratic / (linear + quadratic))
-    mib_1k, gib_16k, act_mib = number(text, r"they take (\S+) MiB per sequence and per layer at .{0,40}? and (\S+) GiB at .{0,60}? need only (\S+) MiB")
+    mib_1k, gib_16k, act_mib = number(
+        text,
+        r"they take (\S+) MiB per sequence and per layer at .{0,40}? and (\S+) GiB at .{0,60}? need only (\S+) MiB",
+    )
     assert mib_1k == COST_H * 1024**2 * 4 / 2**20
     assert gib_16k == COST_H * 16384**2 * 4 / 2**30
     assert act_mib == 4 * 16384 * COST_D * 4 / 2**20
@@ -80,7 +85,10 @@ def test_entropy_with_each_scale(text):
     assert log_l == round(math.log(ENT_L), 2)
     flat_expected, flat_top = softmax_entropy(1 / math.sqrt(ENT_H), ENT_L)  # sqrt(d_model): variance 1/h
     assert abs(flat - flat_expected) < 0.03
-    top, top_right, uniform = number(text, r"the largest weight of a query is (\S+) on average against (\S+) with the right scale and (\S+) for a uniform")
+    top, top_right, uniform = number(
+        text,
+        r"the largest weight of a query is (\S+) on average against (\S+) with the right scale and (\S+) for a uniform",
+    )
     assert uniform == round(1 / ENT_L, 3) and top == pytest.approx(flat_top, abs=0.005) and top < top_right
 
 
@@ -121,8 +129,9 @@ def test_parameter_count(text):
 
 def test_figures(book, lesson_html):
     images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
-    assert len(images) >= 6, ("the lesson should show the block diagram, the split figure, the timings, the cost, "
-                              "the entropy and the heads")
+    assert len(images) >= 6, (
+        "the lesson should show the block diagram, the split figure, the timings, the cost, the entropy and the heads"
+    )
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
 
@@ -132,16 +141,22 @@ def test_the_product_of_w_q_and_w_k_grows_not_each(text):
     h^(1/4) on each matrix (the page said sqrt(h) on each)."""
     assert "grow \\(W_q\\) and \\(W_k\\) by a factor" not in text
     assert "it is the product \\(W_q W_k^\\top\\) that has to grow by \\(\\sqrt{h}\\)" in text
-    fourth, h = number(text, r"each of the two matrices by \\\(h\^\{1/4\}\\\), a factor of (\S+) for \\\(h\\\) = (\S+) ")
-    assert h == ENT_H and fourth == round(ENT_H ** 0.25, 2)
-    undone, right = number(text, r"the entropy under \\\(\\sqrt\{d_\{model\}\}\\\) is (\S+) nats, the right scale.s (\S+)\)")
+    fourth, h = number(
+        text, r"each of the two matrices by \\\(h\^\{1/4\}\\\), a factor of (\S+) for \\\(h\\\) = (\S+) "
+    )
+    assert h == ENT_H and fourth == round(ENT_H**0.25, 2)
+    undone, right = number(
+        text, r"the entropy under \\\(\\sqrt\{d_\{model\}\}\\\) is (\S+) nats, the right scale.s (\S+)\)"
+    )
     assert undone == right
 
 
 def test_feed_forward_flops_state_their_width(text):
     """Issue 21: '16 L d^2' holds only for d_ff = 4 d_model; the page says so and gives the general crossing."""
     assert "add \\(4 L d_{model} d_{ff}\\) FLOPs" in text and "\\(L = 2 d_{model} + d_{ff}\\)" in text
-    assert "With the paper’s \\(d_{ff} = 4 d_{model}\\)" in text or "With the paper's \\(d_{ff} = 4 d_{model}\\)" in text
+    assert (
+        "With the paper’s \\(d_{ff} = 4 d_{model}\\)" in text or "With the paper's \\(d_{ff} = 4 d_{model}\\)" in text
+    )
     (crossing,) = number(text, r"a crossing at \\\(L = 6 d_\{model\}\\\) = (\S+)\.\)")
     # 4 L^2 d = 8 L d^2 + 4 L d d_ff  <=>  L = 2 d + d_ff
     assert crossing == 2 * COST_D + 4 * COST_D == 6 * COST_D
@@ -161,8 +176,14 @@ def test_the_block_diagram(book, lesson_html, text):
     steps = ["projection", f"split into h = {heads} heads", "attend in every head", "concat the heads", "W_o"]
     positions = [alt.find(step) for step in steps]
     assert -1 not in positions and positions == sorted(positions), f"the alt text should follow the steps {steps}"
-    for shape in [(batch, l_q, d_model), (batch, l_k, d_model), (batch, heads, l_q, d_k), (batch, heads, l_k, d_k),
-                  (batch, heads, l_q, l_k)]:
+    for shape in [
+        (batch, l_q, d_model),
+        (batch, l_k, d_model),
+        (batch, heads, l_q, d_k),
+        (batch, heads, l_k, d_k),
+        (batch, heads, l_q, l_k),
+    ]:
         assert str(shape) in alt, f"the alt text lacks the shape {shape}"
     assert "`split_heads` three times, `scaled_dot_product_attention` once" in lesson_html.replace(
-        '<code class="docutils literal notranslate"><span class="pre">', "`").replace("</span></code>", "`")
+        '<code class="docutils literal notranslate"><span class="pre">', "`"
+    ).replace("</span></code>", "`")

@@ -30,18 +30,19 @@ from lesson_page import number
 
 LESSON = "chapters/07_encoder_block.html"
 SOURCE = Path(__file__).resolve().parent.parent / "chapters" / "07_encoder_block.md"
-D_MODEL, D_FF = 512, 2048              # the paper's sizes, used for the parameter counts
-S_MODEL, S_HEADS, S_FF = 64, 4, 256    # the sizes of the page's stacks
+D_MODEL, D_FF = 512, 2048  # the paper's sizes, used for the parameter counts
+S_MODEL, S_HEADS, S_FF = 64, 4, 256  # the sizes of the page's stacks
 WIRINGS = ("neither", "residual only", "LayerNorm only", "post-LN", "pre-LN")
 
 
 # --- the lesson's code gives no answer away ----------------------------------------------------------------
 
+
 def code_cells(source: str) -> list[tuple[int, ast.Module]]:
     """(line, parsed code) of every code cell of a MyST page, its options and IPython magics removed."""
     cells = []
     for match in re.finditer(r"^```\{code-cell\}[^\n]*\n(.*?)^```", source, re.MULTILINE | re.DOTALL):
-        body = re.sub(r"\A---\n.*?\n---\n", "", match.group(1), flags=re.DOTALL)   # a YAML options block
+        body = re.sub(r"\A---\n.*?\n---\n", "", match.group(1), flags=re.DOTALL)  # a YAML options block
         lines = [line for line in body.splitlines() if not line.startswith((":", "%", "!"))]
         cells.append((source.count("\n", 0, match.start()) + 1, ast.parse("\n".join(lines))))
     return cells
@@ -62,16 +63,26 @@ def self_attributes(cls: ast.ClassDef) -> set[str]:
     self.add_module("x", ...), self.register_module("x", ...)."""
     found = set()
     for node in ast.walk(cls):
-        targets = node.targets if isinstance(node, ast.Assign) else \
-            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AnnAssign, ast.AugAssign))
+            else []
+        )
         for target in targets:
             for element in ast.walk(target):
                 if isinstance(element, ast.Attribute) and dotted(element.value) == "self":
                     found.add(element.attr)
         if isinstance(node, ast.Call):
             function, args = dotted(node.func), node.args
-            named = args[1] if function == "setattr" and len(args) > 1 else \
-                args[0] if function in ("self.add_module", "self.register_module") and args else None
+            named = (
+                args[1]
+                if function == "setattr" and len(args) > 1
+                else args[0]
+                if function in ("self.add_module", "self.register_module") and args
+                else None
+            )
             if isinstance(named, ast.Constant) and isinstance(named.value, str):
                 found.add(named.value)
     return found
@@ -80,7 +91,7 @@ def self_attributes(cls: ast.ClassDef) -> set[str]:
 def answers_in(source: str) -> list[str]:
     """What in a page's code cells could be pasted into exercise 07 as an answer."""
     asked = {"FeedForward", "EncoderLayer", "Encoder"}
-    modules: set[str] = set()      # classes of the page that are torch modules, directly or through another
+    modules: set[str] = set()  # classes of the page that are torch modules, directly or through another
     problems = []
     for line, tree in code_cells(source):
         for node in ast.walk(tree):
@@ -88,7 +99,11 @@ def answers_in(source: str) -> list[str]:
                 problems.append(f"cell at line {line}: defines {node.name}, a name the exercise asks for")
             if isinstance(node, ast.Assign):
                 names = [t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)]
-                problems += [f"cell at line {line}: binds {name}, a name the exercise asks for" for name in names if name in asked]
+                problems += [
+                    f"cell at line {line}: binds {name}, a name the exercise asks for"
+                    for name in names
+                    if name in asked
+                ]
             if not isinstance(node, ast.ClassDef):
                 continue
             bases = [dotted(base) for base in node.bases]
@@ -99,7 +114,9 @@ def answers_in(source: str) -> list[str]:
                     if set(pair) <= attributes:
                         problems.append(f"cell at line {line}: module {node.name} has the exercise's attributes {pair}")
                 if any(b.split(".")[-1].startswith("Transformer") for b in bases):
-                    problems.append(f"cell at line {line}: {node.name} subclasses {bases}, which has the exercise's attributes")
+                    problems.append(
+                        f"cell at line {line}: {node.name} subclasses {bases}, which has the exercise's attributes"
+                    )
     return problems
 
 
@@ -110,16 +127,25 @@ def test_no_code_cell_defines_an_answer():
     assert not problems, "the lesson hands out code that answers exercise 07:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("code, caught", [
-    ("class PositionWise(nn.Module):\n    def __init__(self, a, b):\n        super().__init__()\n"
-     "        self.linear1, self.linear2 = nn.Linear(a, b), nn.Linear(b, a)\n", "PositionWise"),
-    ("---\nmystnb:\n  image:\n    alt: x\n---\nclass Base(nn.Module):\n    pass\n\n\nclass Wired(Base):\n"
-     "    def __init__(self):\n        super().__init__()\n        self.self_attn = None\n"
-     "        setattr(self, 'norm1', None)\n", "Wired"),
-    ("%matplotlib inline\ndef Encoder(x):\n    return x\n", "Encoder"),
-    ("EncoderLayer = lambda x: x\n", "EncoderLayer"),
-    ("class Mine(torch.nn.TransformerEncoderLayer):\n    pass\n", "Mine"),
-])
+@pytest.mark.parametrize(
+    "code, caught",
+    [
+        (
+            "class PositionWise(nn.Module):\n    def __init__(self, a, b):\n        super().__init__()\n"
+            "        self.linear1, self.linear2 = nn.Linear(a, b), nn.Linear(b, a)\n",
+            "PositionWise",
+        ),
+        (
+            "---\nmystnb:\n  image:\n    alt: x\n---\nclass Base(nn.Module):\n    pass\n\n\nclass Wired(Base):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.self_attn = None\n"
+            "        setattr(self, 'norm1', None)\n",
+            "Wired",
+        ),
+        ("%matplotlib inline\ndef Encoder(x):\n    return x\n", "Encoder"),
+        ("EncoderLayer = lambda x: x\n", "EncoderLayer"),
+        ("class Mine(torch.nn.TransformerEncoderLayer):\n    pass\n", "Mine"),
+    ],
+)
 def test_the_answer_check_catches(code, caught):
     """The check above finds what the lesson used to define, and the forms a renamed copy would take."""
     problems = answers_in(f"# A page\n\n```{{code-cell}} ipython3\n{code}```\n")
@@ -128,51 +154,80 @@ def test_the_answer_check_catches(code, caught):
 
 # --- the page's numbers --------------------------------------------------------------------------------------
 
+
 def test_no_glue_leftovers(text):
     for leftover in ["glue:", "np.float64", "{glue"]:
         assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
 
 
 def test_feed_forward_is_position_wise(text):
-    own, others = number(text, r"changes the output at position 3 by up to (\S+), and the outputs at the other positions by (\S+)\.")
+    own, others = number(
+        text, r"changes the output at position 3 by up to (\S+), and the outputs at the other positions by (\S+)\."
+    )
     assert own > 0.05 and others == 0.0
 
 
 def test_parameter_counts(text):
     ff, attn, norms, share = number(
-        text, r"the feed-forward network holds (\S+) parameters, the attention (\S+) .*? and the two LayerNorms (\S+): "
-              r"the part that never looks at another position is (\S+) %")
+        text,
+        r"the feed-forward network holds (\S+) parameters, the attention (\S+) .*? and the two LayerNorms (\S+): "
+        r"the part that never looks at another position is (\S+) %",
+    )
     assert ff == D_MODEL * D_FF + D_FF + D_FF * D_MODEL + D_MODEL == 2_099_712
     assert attn == 4 * D_MODEL * D_MODEL + 4 * D_MODEL == 1_050_624
     assert norms == 2 * 2 * D_MODEL
     assert share == pytest.approx(100 * ff / (ff + attn + norms), abs=0.05) and share > 66
-    total, torchs = number(text, r"In all, the layer holds (\S+) parameters, and `?torch.nn.TransformerEncoderLayer\(512, 8, 2048\)`? holds (\S+)\.")
+    total, torchs = number(
+        text,
+        r"In all, the layer holds (\S+) parameters, and `?torch.nn.TransformerEncoderLayer\(512, 8, 2048\)`? holds "
+        r"(\S+)\.",
+    )
     assert total == torchs == ff + attn + norms
 
 
 def test_agrees_with_torch(text):
     (gap,) = number(text, r"both wirings agree with torch.s layer to within (\S+) at every real position")
     assert gap < 1e-10
-    (gap,) = number(text, r"agrees with torch.nn.TransformerEncoder to within (\S+) at every real position, in both orders")
+    (gap,) = number(
+        text, r"agrees with torch.nn.TransformerEncoder to within (\S+) at every real position, in both orders"
+    )
     assert gap < 1e-10
 
 
 def test_repeated_list_trap(text):
-    repeated, one = number(text, r"nn.ModuleList\(\[layer\] \* 6\)`? holds (\S+) parameters, exactly the (\S+) of one layer")
-    per_layer = (3 * S_MODEL * S_MODEL + 3 * S_MODEL) + (S_MODEL * S_MODEL + S_MODEL) \
-        + (S_MODEL * S_FF + S_FF) + (S_FF * S_MODEL + S_MODEL) + 2 * 2 * S_MODEL
-    assert repeated == one == per_layer == sum(t.numel() for t in nn.TransformerEncoderLayer(S_MODEL, S_HEADS, S_FF).parameters())
+    repeated, one = number(
+        text, r"nn.ModuleList\(\[layer\] \* 6\)`? holds (\S+) parameters, exactly the (\S+) of one layer"
+    )
+    per_layer = (
+        (3 * S_MODEL * S_MODEL + 3 * S_MODEL)
+        + (S_MODEL * S_MODEL + S_MODEL)
+        + (S_MODEL * S_FF + S_FF)
+        + (S_FF * S_MODEL + S_MODEL)
+        + 2 * 2 * S_MODEL
+    )
+    assert (
+        repeated
+        == one
+        == per_layer
+        == sum(t.numel() for t in nn.TransformerEncoderLayer(S_MODEL, S_HEADS, S_FF).parameters())
+    )
     (dicts,) = number(text, r"The six entries of `?\[init_layer\(64, 256\)\] \* 6`? are (\S+) dict\.")
     assert dicts == 1
-    copied, equal = number(text, r"deep-copying the layer it is given: (\S+) parameters, six independent sets, but all (\S+) start from the same values")
+    copied, equal = number(
+        text,
+        r"deep-copying the layer it is given: (\S+) parameters, six independent sets, but all (\S+) start from the "
+        r"same values",
+    )
     assert copied == 6 * per_layer and equal == 6
 
 
 def test_dropout_places(text):
     assert "(and the paper's model) it sits in four places" not in text.replace("’", "'")
-    quote = ("We apply dropout [33] to the output of each sub-layer, before it is added to the sub-layer input and "
-             "normalized. In addition, we apply dropout to the sums of the embeddings and the positional encodings in "
-             "both the encoder and decoder stacks.")
+    quote = (
+        "We apply dropout [33] to the output of each sub-layer, before it is added to the sub-layer input and "
+        "normalized. In addition, we apply dropout to the sums of the embeddings and the positional encodings in "
+        "both the encoder and decoder stacks."
+    )
     assert quote in text, "the lesson quotes the paper's section 5.4 exactly"
     assert re.search(r"Two more come from code, not from the paper: tensor2tensor", text)
     for where in ("attention weights", "attention output", "hidden units", "feed-forward output"):
@@ -180,11 +235,12 @@ def test_dropout_places(text):
     (sites,) = number(text, r"That is (\S+) dropouts per layer")
     assert sites == 4
     zeroed, kept = number(text, r"It zeroed (\S+) % of the ones and scaled the others to (\S+) ")
-    assert abs(zeroed - 10) < 4 * math.sqrt(10_000 * 0.1 * 0.9) / 100   # binomial(10 000, 0.1), in percent
+    assert abs(zeroed - 10) < 4 * math.sqrt(10_000 * 0.1 * 0.9) / 100  # binomial(10 000, 0.1), in percent
     assert kept == pytest.approx(1 / 0.9, abs=5e-4)
 
 
 # --- the stacks, recomputed with torch's modules -------------------------------------------------------------
+
 
 class Block(nn.Module):
     """One encoder layer of the page's study, built from torch's modules in the order init_layer draws:
@@ -203,8 +259,13 @@ class Block(nn.Module):
         return self.projections[3](heads.transpose(1, 2).reshape(x.shape))
 
     def wire(self, x, norm, f):
-        return {"neither": lambda: f(x), "residual only": lambda: x + f(x), "LayerNorm only": lambda: norm(f(x)),
-                "post-LN": lambda: norm(x + f(x)), "pre-LN": lambda: x + f(norm(x))}[self.wiring]()
+        return {
+            "neither": lambda: f(x),
+            "residual only": lambda: x + f(x),
+            "LayerNorm only": lambda: norm(f(x)),
+            "post-LN": lambda: norm(x + f(x)),
+            "pre-LN": lambda: x + f(norm(x)),
+        }[self.wiring]()
 
     def forward(self, x):
         x = self.wire(x, self.norms[0], self.attend)
@@ -223,7 +284,9 @@ def recompute(wiring: str, depth: int, seed: int = 0) -> tuple[list[float], list
         x = block(x)
         scales.append(x.detach().pow(2).mean().sqrt().item())
     F.mse_loss(F.layer_norm(x, (S_MODEL,)), target).backward()
-    grads = [math.sqrt(sum(p.grad.pow(2).sum().item() for p in block.parameters() if p.grad is not None)) for block in blocks]
+    grads = [
+        math.sqrt(sum(p.grad.pow(2).sum().item() for p in block.parameters() if p.grad is not None)) for block in blocks
+    ]
     return scales, grads
 
 
@@ -243,7 +306,8 @@ def stacks(one_thread) -> dict[str, tuple[list[float], list[float]]]:
 
 @pytest.fixture(scope="module")
 def profiles(one_thread) -> dict[tuple[str, int, int], list[float]]:
-    """{(wiring, depth, seed): each layer's gradient norm / the last layer's}: seed 0 at every depth, seeds 0-3 at 48."""
+    """{(wiring, depth, seed): each layer's gradient norm / the last layer's}:
+    seed 0 at every depth, seeds 0-3 at 48."""
     found = {}
     for wiring in ("post-LN", "pre-LN", "LayerNorm only"):
         for depth, seeds in ((6, [0]), (12, [0]), (24, [0]), (48, [0, 1, 2, 3])):
@@ -261,8 +325,11 @@ def stack_row(text: str, wiring: str) -> list[float]:
 
 def depth_rows(text: str) -> dict[str, list[float]]:
     """The depth table's first / last ratios at 6, 12, 24 and 48 layers, per wiring."""
-    values = number(text, r"LayerNorm only: first / last 6 (\S+) (\S+) (\S+) 12 (\S+) (\S+) (\S+) 24 (\S+) (\S+) (\S+) "
-                          r"48 (\S+) (\S+) (\S+)")
+    values = number(
+        text,
+        r"LayerNorm only: first / last 6 (\S+) (\S+) (\S+) 12 (\S+) (\S+) (\S+) 24 (\S+) (\S+) (\S+) "
+        r"48 (\S+) (\S+) (\S+)",
+    )
     return {"post-LN": values[0::3], "pre-LN": values[1::3], "LayerNorm only": values[2::3]}
 
 
@@ -271,33 +338,50 @@ def test_stack_table_is_the_measurement(text, stacks):
         rms1, rms12, g1, g12, ratio = stack_row(text, wiring)
         shown = (rms1, rms12, g1, g12, ratio)
         measured = (scales[0], scales[-1], grads[0], grads[-1], grads[0] / grads[-1])
-        assert shown == pytest.approx(measured, rel=0.01), f"{wiring}: the page shows {shown}, torch's modules give {measured}"
+        assert shown == pytest.approx(measured, rel=0.01), (
+            f"{wiring}: the page shows {shown}, torch's modules give {measured}"
+        )
 
 
 def test_stack_prose_follows_the_table(text):
     rows = {w: stack_row(text, w) for w in WIRINGS}
     plain, res, norm, post, pre = rows.values()
     # what the bullets say about each wiring, true of the table ...
-    assert plain[0] < 0.2 and plain[4] < 1e-6, "without residual nor norm, the scale collapses and the gradient vanishes"
+    assert plain[0] < 0.2 and plain[4] < 1e-6, (
+        "without residual nor norm, the scale collapses and the gradient vanishes"
+    )
     assert res[1] > res[0] > 0.9 and 0.5 < res[4] < 2, "residual only: the scale grows, the gradient reaches layer 1"
     for row in (norm, post):
-        assert row[0] == pytest.approx(1, abs=1e-3) and row[1] == pytest.approx(1, abs=1e-3), "LayerNorm pins the scale at 1"
+        assert row[0] == pytest.approx(1, abs=1e-3) and row[1] == pytest.approx(1, abs=1e-3), (
+            "LayerNorm pins the scale at 1"
+        )
     assert norm[4] < post[4], "LayerNorm alone loses more gradient than with the residual path"
     assert pre[1] > pre[0], "pre-LN's stream grows"
     assert 0.5 < post[4] < 2 and 0.5 < pre[4] < 2, "at 12 layers neither order starves a layer"
     # ... and quoted from it
-    (quoted,) = number(text, r"the first layer.s gradient is (\S+) times the last layer.s\. The output no longer depends")
+    (quoted,) = number(
+        text, r"the first layer.s gradient is (\S+) times the last layer.s\. The output no longer depends"
+    )
     assert quoted == pytest.approx(plain[4], rel=0.05)
-    quoted = number(text, r"LayerNorm only: the scale is pinned \((\S+) after layer 12\).*? the first layer gets (\S+) times "
-                          r"the last layer.s gradient, against (\S+) with the residual connections")
+    quoted = number(
+        text,
+        r"LayerNorm only: the scale is pinned \((\S+) after layer 12\).*? the first layer gets (\S+) times "
+        r"the last layer.s gradient, against (\S+) with the residual connections",
+    )
     assert quoted == pytest.approx([norm[1], norm[4], post[4]], rel=0.01)
     (quoted,) = number(text, r"Post-LN \(both, the paper.s order\): the scale is pinned \((\S+)\)")
     assert quoted == pytest.approx(post[1], abs=1e-3)
-    quoted = number(text, r"Pre-LN: .*? so its scale grows slowly, from (\S+) after layer 1 to (\S+) after layer 12, and the "
-                          r"first layer gets (\S+) times")
+    quoted = number(
+        text,
+        r"Pre-LN: .*? so its scale grows slowly, from (\S+) after layer 1 to (\S+) after layer 12, and the "
+        r"first layer gets (\S+) times",
+    )
     assert quoted == pytest.approx([pre[0], pre[1], pre[4]], rel=0.01)
-    quoted = number(text, r"At 12 layers neither order starves a layer at initialisation: the first layer gets (\S+) "
-                          r"\(post-LN\) and (\S+) \(pre-LN\)")
+    quoted = number(
+        text,
+        r"At 12 layers neither order starves a layer at initialisation: the first layer gets (\S+) "
+        r"\(post-LN\) and (\S+) \(pre-LN\)",
+    )
     assert quoted == pytest.approx([post[4], pre[4]], rel=0.01)
 
 
@@ -305,7 +389,9 @@ def test_depth_table_is_the_measurement(text, profiles):
     rows = depth_rows(text)
     for wiring, shown in rows.items():
         measured = [profiles[(wiring, depth, 0)][0] for depth in (6, 12, 24, 48)]
-        assert shown == pytest.approx(measured, rel=0.01), f"{wiring}: the page shows {shown}, torch's modules give {measured}"
+        assert shown == pytest.approx(measured, rel=0.01), (
+            f"{wiring}: the page shows {shown}, torch's modules give {measured}"
+        )
     # the 12-layer column agrees with the 12-layer table
     for wiring in rows:
         assert rows[wiring][1] == pytest.approx(stack_row(text, wiring)[4], rel=0.02)
@@ -315,51 +401,75 @@ def test_depth_prose_follows_the_numbers(text, profiles):
     rows = depth_rows(text)
     post, pre, norm = rows["post-LN"], rows["pre-LN"], rows["LayerNorm only"]
     shallow = [r for depth in (6, 12, 24) for r in profiles[("post-LN", depth, 0)]]
-    post_48, low, high = number(text, r"With 48 layers the first layer of the post-LN stack receives (\S+) times the gradient "
-                                      r"norm of the last layer, where in the stacks of 6 to 24 layers every layer got "
-                                      r"between (\S+) and (\S+) times")
+    post_48, low, high = number(
+        text,
+        r"With 48 layers the first layer of the post-LN stack receives (\S+) times the gradient "
+        r"norm of the last layer, where in the stacks of 6 to 24 layers every layer got "
+        r"between (\S+) and (\S+) times",
+    )
     assert (low, high) == pytest.approx((min(shallow), max(shallow)), abs=0.006)
     assert post_48 == pytest.approx(post[3], rel=0.02) and post_48 < low, "at 48 layers post-LN tilts toward the output"
     assert high < 1.5, "up to 24 layers the post-LN profile is close to flat"
     spread = {w: [profiles[(w, 48, seed)][0] for seed in range(4)] for w in ("post-LN", "pre-LN", "LayerNorm only")}
     lo, hi = number(text, r"with seeds 0 to 3 the 48-layer ratio ranges from (\S+) to (\S+), below 1 every time")
     assert (lo, hi) == pytest.approx((min(spread["post-LN"]), max(spread["post-LN"])), rel=0.02) and hi < 1
-    first, lo, hi = number(text, r"In the pre-LN stack the first layer receives (\S+) times the last layer.s \((\S+) to (\S+) over")
+    first, lo, hi = number(
+        text, r"In the pre-LN stack the first layer receives (\S+) times the last layer.s \((\S+) to (\S+) over"
+    )
     assert (first, lo, hi) == pytest.approx((pre[3], min(spread["pre-LN"]), max(spread["pre-LN"])), rel=0.02) and lo > 1
     assert pre == sorted(pre), "pre-LN's first layer gets relatively more as the stack deepens"
-    first, lo, hi = number(text, r"the first of 48 LayerNorm-only layers receives (\S+) times the last layer.s gradient "
-                                 r"\((\S+) to (\S+) over the four seeds\)")
-    assert (first, lo, hi) == pytest.approx((norm[3], min(spread["LayerNorm only"]), max(spread["LayerNorm only"])), rel=0.02)
+    first, lo, hi = number(
+        text,
+        r"the first of 48 LayerNorm-only layers receives (\S+) times the last layer.s gradient "
+        r"\((\S+) to (\S+) over the four seeds\)",
+    )
+    assert (first, lo, hi) == pytest.approx(
+        (norm[3], min(spread["LayerNorm only"]), max(spread["LayerNorm only"])), rel=0.02
+    )
     assert norm == sorted(norm, reverse=True), "LayerNorm only: the shortfall grows with depth"
-    assert all(n < p for n, p in zip(spread["LayerNorm only"], spread["post-LN"], strict=False)), "the shortfall is larger without residuals"
+    assert all(n < p for n, p in zip(spread["LayerNorm only"], spread["post-LN"], strict=False)), (
+        "the shortfall is larger without residuals"
+    )
 
 
 def test_summary_follows_the_numbers(text):
     start = re.search(r"Summary#? An encoder layer is", text)
     assert start, "the lesson ends with a summary that starts: An encoder layer is ..."
-    summary = text[start.start():]
+    summary = text[start.start() :]
     rows = {w: stack_row(text, w) for w in WIRINGS}
     depth = depth_rows(text)
-    for wrong in ("without residuals the gradient does not reach", "keep the activations at a fixed scale",
-                  "concentrat", "does not reach the early layers"):
+    for wrong in (
+        "without residuals the gradient does not reach",
+        "keep the activations at a fixed scale",
+        "concentrat",
+        "does not reach the early layers",
+    ):
         assert wrong not in summary, f"the summary still says {wrong!r}"
     plain, norm, norm_48, res, res_1, res_12 = number(
-        summary, r"the gradient vanishes \(the first layer gets (\S+) times the last layer.s\); a LayerNorm alone pins the "
-                 r"scale but the gradient loses on its way down \((\S+) times the last layer.s, and (\S+) through 48 "
-                 r"layers\); residual connections alone carry the gradient \((\S+)\) but let the stream grow \(rms (\S+) to (\S+)\)")
+        summary,
+        r"the gradient vanishes \(the first layer gets (\S+) times the last layer.s\); a LayerNorm alone pins the "
+        r"scale but the gradient loses on its way down \((\S+) times the last layer.s, and (\S+) through 48 "
+        r"layers\); residual connections alone carry the gradient \((\S+)\) but let the stream grow \(rms (\S+) to "
+        r"(\S+)\)",
+    )
     assert plain == pytest.approx(rows["neither"][4], rel=0.05) and plain < 1e-6
     assert norm == pytest.approx(rows["LayerNorm only"][4], rel=0.01) and norm < rows["post-LN"][4]
     assert norm_48 == pytest.approx(depth["LayerNorm only"][3], rel=0.02) and norm_48 < norm
     assert res == pytest.approx(rows["residual only"][4], rel=0.01)
     assert (res_1, res_12) == pytest.approx(rows["residual only"][:2], rel=0.01) and res_12 > res_1
-    post_rms, pre_1, pre_12 = number(summary, r"post-LN holds the activations at rms (\S+) after every layer, pre-LN.s stream "
-                                              r"grows \(rms (\S+) to (\S+) over 12 layers\)")
+    post_rms, pre_1, pre_12 = number(
+        summary,
+        r"post-LN holds the activations at rms (\S+) after every layer, pre-LN.s stream "
+        r"grows \(rms (\S+) to (\S+) over 12 layers\)",
+    )
     assert post_rms == pytest.approx(1, abs=1e-3)
     assert (pre_1, pre_12) == pytest.approx(rows["pre-LN"][:2], rel=0.01) and pre_12 > pre_1
     low, high, post_48, pre_48 = number(
-        summary, r"Post-LN.s gradient profile stays within (\S+) to (\S+) times the last layer.s up to 24 layers and tilts "
-                 r"mildly toward the output at 48 \(the first layer gets (\S+) times the last layer.s\).*?pre-LN.s tilts "
-                 r"toward the input \((\S+) at 48 layers\)")
+        summary,
+        r"Post-LN.s gradient profile stays within (\S+) to (\S+) times the last layer.s up to 24 layers and tilts "
+        r"mildly toward the output at 48 \(the first layer gets (\S+) times the last layer.s\).*?pre-LN.s tilts "
+        r"toward the input \((\S+) at 48 layers\)",
+    )
     assert low <= min(depth["post-LN"][:3]) and max(depth["post-LN"][:3]) <= high
     assert post_48 == pytest.approx(depth["post-LN"][3], rel=0.02) and 0.1 < post_48 < low
     assert pre_48 == pytest.approx(depth["pre-LN"][3], rel=0.02) and pre_48 > 1

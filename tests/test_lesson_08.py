@@ -40,9 +40,11 @@ def test_parameter_count_of_the_base_model(text):
     feed_forward = 2 * D * D_FF + D_FF + D
     by_formula = LAYERS * (2 * attention + 2 * feed_forward + attention + 5 * 2 * D) + 2 * 2 * D
     assert stacks == by_formula
-    tied = stacks + VOCAB * D + VOCAB          # one shared matrix, plus the generator's bias
-    untied = stacks + 3 * VOCAB * D + VOCAB    # source and target embeddings, generator weight and bias
-    total, millions, gap = number(text, r"In total (\S+) parameters, (\S+) million, against the paper.s 65 million \((\S+) %\)")
+    tied = stacks + VOCAB * D + VOCAB  # one shared matrix, plus the generator's bias
+    untied = stacks + 3 * VOCAB * D + VOCAB  # source and target embeddings, generator weight and bias
+    total, millions, gap = number(
+        text, r"In total (\S+) parameters, (\S+) million, against the paper.s 65 million \((\S+) %\)"
+    )
     assert total == tied and millions == round(tied / 1e6, 1) and gap == round(100 * (tied - PAPER) / PAPER, 1)
     assert abs(gap) < 5, "the count should land within a few percent of the paper's 65M"
     (stack_count,) = number(text, r"The encoder and decoder stacks hold (\S+) parameters")
@@ -54,9 +56,14 @@ def test_parameter_count_of_the_base_model(text):
     separate, separate_m, extra = number(text, r"the count rises to (\S+) \((\S+) million\), (\S+) more")
     assert separate == untied and separate_m == round(untied / 1e6, 1) and extra == 2 * VOCAB * D
     # the term-by-term table: every row as the page shows it
-    for label, count in (("encoder: self_attn", LAYERS * attention), ("decoder: cross_attn", LAYERS * attention),
-                         ("decoder: feed_forward", LAYERS * feed_forward), ("decoder: LayerNorms", LAYERS * 3 * 2 * D),
-                         ("src_embed.weight", VOCAB * D), ("generator.bias", VOCAB)):
+    for label, count in (
+        ("encoder: self_attn", LAYERS * attention),
+        ("decoder: cross_attn", LAYERS * attention),
+        ("decoder: feed_forward", LAYERS * feed_forward),
+        ("decoder: LayerNorms", LAYERS * 3 * 2 * D),
+        ("src_embed.weight", VOCAB * D),
+        ("generator.bias", VOCAB),
+    ):
         assert f"{label}" in text and f"{count:,}" in text, f"the parameter table lacks {label} = {count:,}"
 
 
@@ -65,26 +72,39 @@ def test_swapped_cross_attention(text):
     from the decoder. With different lengths it fails inside attention (keys against values), not at the residual."""
     l_tgt, l_src = number(text, r"With (\S+) target positions and (\S+) source positions, the output has")
     assert "attention_2(memory, memory, tgt)" in text and "layer.cross_attn(m, m, y)" in text
-    keys, values, batch_heads = number(text, r"The weights have (\S+) columns, one per key of the memory, and the values "
-                                             r"are (\S+) rows of the decoder: .{0,80}? counts (\S+) = batch × heads")
+    keys, values, batch_heads = number(
+        text,
+        r"The weights have (\S+) columns, one per key of the memory, and the values "
+        r"are (\S+) rows of the decoder: .{0,80}? counts (\S+) = batch × heads",
+    )
     assert (keys, values) == (l_src, l_tgt) and keys != values
     assert batch_heads == 2 * 4  # the page's batch of 2 sentences, 4 heads
-    error = f"Expected size for first two dimensions of batch2 tensor to be: [{int(batch_heads)}, {int(keys)}] but got: [{int(batch_heads)}, {int(values)}]"
+    error = (
+        f"Expected size for first two dimensions of batch2 tensor to be: [{int(batch_heads)}, {int(keys)}] "
+        f"but got: [{int(batch_heads)}, {int(values)}]"
+    )
     assert error in text, "the page should show the error raised inside attention"
     assert "cannot even be formed" not in text and "The swapped call returns" not in text  # the old, misquoted story
-    assert "copies a sequence" not in text, "the notebook has no copy task: its test feeds random src and tgt of one length"
+    assert "copies a sequence" not in text, (
+        "the notebook has no copy task: its test feeds random src and tgt of one length"
+    )
     assert "both of length 16" in text
-    right, swapped = number(text, r"moves the outputs at the five earlier positions by (\S+) with the query from the "
-                                  r"decoder, and by up to (\S+) with the swap")
+    right, swapped = number(
+        text,
+        r"moves the outputs at the five earlier positions by (\S+) with the query from the "
+        r"decoder, and by up to (\S+) with the swap",
+    )
     assert right == 0 and swapped > 1e-3
     (weights_moved,) = number(text, r"the swapped cross-attention.s weights move by (\S+):")
     assert weights_moved == 0
 
 
 def test_terms_are_defined_where_they_are_used(text):
-    for term, definition in (("beam search", "keeps the few most probable partial outputs at every step"),
-                             ("forward hook", "a forward hook is a function registered on a module"),
-                             ("byte-pair", "merges the most frequent adjacent pair")):
+    for term, definition in (
+        ("beam search", "keeps the few most probable partial outputs at every step"),
+        ("forward hook", "a forward hook is a function registered on a module"),
+        ("byte-pair", "merges the most frequent adjacent pair"),
+    ):
         assert definition in text, f"{term} is used but not defined"
         first = text.lower().index(term)
         assert first >= text.index(definition) - 300, f"{term} is used before its definition"
@@ -92,36 +112,52 @@ def test_terms_are_defined_where_they_are_used(text):
 
 
 def test_the_scaled_embeddings_drown_the_positions(text):
-    d, ratio = number(text, r"at \\\(d_\{model\} =\\\) (\S+) a token vector is (\S+) times as long as a position vector")
+    d, ratio = number(
+        text, r"at \\\(d_\{model\} =\\\) (\S+) a token vector is (\S+) times as long as a position vector"
+    )
     # N(0, 1) rows have length about sqrt(d); times sqrt(d), against |PE| = sqrt(d / 2): sqrt(2 d)
     assert d == 512 and ratio == round(math.sqrt(2 * d))
-    assert "chapter 09" in text[text.index("times as long as a position vector"):][:400] and "Xavier" in text
+    assert "chapter 09" in text[text.index("times as long as a position vector") :][:400] and "Xavier" in text
 
 
 def test_softmax_twice(text):
     vocab, from_logits, from_probs, log_v = number(
-        text, r"over (\S+) words, the loss is (\S+) from logits, but (\S+) from probabilities, only one nat below "
-              r"\\\(\\log\\\) \S+ \\\(=\\\) (\S+),")
+        text,
+        r"over (\S+) words, the loss is (\S+) from logits, but (\S+) from probabilities, only one nat below "
+        r"\\\(\\log\\\) \S+ \\\(=\\\) (\S+),",
+    )
     # logits 10 at the answer, -10 elsewhere: loss = log(1 + (V-1) e^-20), about 2e-6 (the page computes it in
-    # float32, whose rounding near 1 is 6e-8 per term); after a softmax, the scores are 1 and 0: loss = log(e + V - 1) - 1
+    # float32, whose rounding near 1 is 6e-8 per term); after a softmax, the scores are 1 and 0:
+    # loss = log(e + V - 1) - 1
     assert from_logits == pytest.approx(math.log1p((vocab - 1) * math.exp(-20)), abs=5e-7)
     assert from_probs == round(math.log(math.e + vocab - 1) - 1, 3) and log_v == round(math.log(vocab), 3)
 
 
 def test_shapes_of_the_forward_pass(text):
-    for stage, shape in (("src_embed", "(2, 7, 16)"), ("encoder", "(2, 7, 16)"), ("tgt_embed", "(2, 5, 16)"),
-                         ("decoder layer", "(2, 5, 16)"), ("generator", "(2, 5, 13)")):
+    for stage, shape in (
+        ("src_embed", "(2, 7, 16)"),
+        ("encoder", "(2, 7, 16)"),
+        ("tgt_embed", "(2, 5, 16)"),
+        ("decoder layer", "(2, 5, 16)"),
+        ("generator", "(2, 5, 13)"),
+    ):
         assert f"{stage} {shape}" in text, f"the shape table should show {stage} {shape}"
 
 
 def test_causality_and_padding(text):
-    past, future = number(text, r"the logits moved by exactly (\S+): masked attention weights are exactly 0, not merely "
-                                r"small\. At the changed position and after it they moved by at least (\S+)\.")
+    past, future = number(
+        text,
+        r"the logits moved by exactly (\S+): masked attention weights are exactly 0, not merely "
+        r"small\. At the changed position and after it they moved by at least (\S+)\.",
+    )
     assert past == 0 and future > 0
     (no_mask,) = number(text, r"changing only the last token moves the logits at the earlier positions by up to (\S+):")
     assert no_mask > 0
-    pads, with_mask, without = number(text, r"Replacing the (\S+) padding tokens of the second source sentence moved the "
-                                            r"logits by (\S+) with src_mask, and by (\S+) without it")
+    pads, with_mask, without = number(
+        text,
+        r"Replacing the (\S+) padding tokens of the second source sentence moved the "
+        r"logits by (\S+) with src_mask, and by (\S+) without it",
+    )
     assert pads == 7 - 4 and with_mask == 0 and without > 0
 
 
@@ -135,7 +171,9 @@ def test_the_architecture_figure(book, lesson_html, text):
     for shape in ("(2, 7)", "(2, 7, 16)", "(2, 5)", "(2, 5, 13)"):
         assert shape in alt, f"the alt text lacks the shape {shape}"
     assert "layer 1 and layer 2" in alt and "branches into the cross_attn box of both decoder layers" in alt
-    (layers,) = number(text, r"found the encoder.s output as their keys and values, in each of the (\S+) decoder layers")
+    (layers,) = number(
+        text, r"found the encoder.s output as their keys and values, in each of the (\S+) decoder layers"
+    )
     assert layers == 2
     images = re.findall(r'<img[^>]+src="([^"]+\.png)"', lesson_html)
     assert len(images) >= 2, "the architecture and the causality figures"

@@ -18,8 +18,8 @@ from pathlib import Path
 from book_build import ROOT
 
 BIN = Path(sys.executable).parent
-LINTED = ["autograder", "coursetools", "course", "tools", "_ext"]
-FORMATTED = ["autograder", "coursetools", "tools", "_ext"]
+LINTED = ["autograder", "coursetools", "course", "tools", "_ext", "tests"]
+FORMATTED = ["autograder", "coursetools", "tools", "_ext", "tests"]
 
 
 def run(*command: str) -> subprocess.CompletedProcess:
