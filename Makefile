@@ -60,7 +60,7 @@ test: system-test $(VENV)/.installed
 
 # What a maintainer runs while editing: no book, browser, PostgreSQL, Dask or whole catalogue; one chapter's.
 test-fast: system-grade $(VENV)/.installed
-	$(PY) -m pytest -q -m "not (book or browser or slow or postgres or dask)"
+	$(PY) -m pytest -q -m "not (book or browser or grading or slow or postgres or dask)"
 	CATALOGUES=02 $(PY) -m pytest -q tests/test_catalogue.py
 
 release: $(VENV)/.installed
