@@ -304,6 +304,6 @@ def test_label_smoothing_and_initialisation_claims_are_the_measured_ones(text):
     default, xavier = number(
         text,
         r"After 250 steps the default initialisation gets (\S+) % of the held-out sequences "
-        r"right where Xavier's gets (\S+) %",
+        r"right where Xavier.s gets (\S+) %",
     )
     assert default < xavier

@@ -126,7 +126,9 @@ def grade(
                     writer.record_in_gradebook(cached, sub.lms_time)  # idempotent; repairs a run killed mid-write
                 results[(sub.student, sub.notebook)] = cached
             else:
-                todo.append(Job(sub, sources[sub.notebook], options.limits, options.sandboxed, options.harden))
+                todo.append(
+                    Job(sub, sources[sub.notebook], options.limits, sandboxed=options.sandboxed, harden=options.harden)
+                )
         for warning in warnings:
             print(warning, file=out, flush=True)
         if options.scheduler and todo:
@@ -238,7 +240,10 @@ def verify(
         check_available()
     checked: list[dict] = []
     shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
-    jobs = [Job(stored[k][0], sources[k[1]], options.limits, options.sandboxed, options.harden) for k in sample]
+    jobs = [
+        Job(stored[k][0], sources[k[1]], options.limits, sandboxed=options.sandboxed, harden=options.harden)
+        for k in sample
+    ]
     for again in LocalPool(options.workers).run(jobs, runner, options.retries):
         first = stored[(again.student, again.notebook)][1]
         differences: list[dict] = []

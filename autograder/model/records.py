@@ -72,9 +72,9 @@ class Job:
     source_path: Path  # solutions/<notebook>.ipynb
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True  # False only when the instructor passed --no-sandbox
+    harden: bool = True  # the runner's integrity checks (off only in tests that prove they matter)
     # with sandboxed False, as root: no bubblewrap, but a uid of its own (Gradescope's container, where bwrap fails)
     unprivileged: bool = False
-    harden: bool = True  # the runner's integrity checks (off only in tests that prove they matter)
 
 
 @dataclass
