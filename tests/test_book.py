@@ -352,3 +352,38 @@ def test_exercise_02_says_where_masks_are_taught(where):
     nb = json.loads((ROOT / where / "02_dot_product_attention.ipynb").read_text(encoding="utf8"))
     markdown = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "Masks are chapter 03's subject" in markdown
+
+
+# Font sizes a lesson can give matplotlib text: a number (points) or a name (relative to the 10-pt font.size).
+FONT_SIZE = re.compile(
+    r"""\b(?:fontsize|labelsize|size|font\.size)["']?\s*[=:]\s*(?:(\d+(?:\.\d+)?)\b|["']([a-z-]+)["'])"""
+)
+NAMED_POINTS = {
+    "xx-small": 5.8,
+    "x-small": 6.9,
+    "small": 8.3,
+    "smaller": 8.3,
+    "medium": 10,
+    "large": 12,
+    "larger": 12,
+    "x-large": 14.4,
+    "xx-large": 17.3,
+}
+SMALLEST_FIGURE_PT = 9
+
+
+def test_lesson_figures_use_no_text_below_9_pt():
+    """No text of a lesson's figures is set below 9 pt, the size test_browser's legibility rule is computed for
+    (a figure shown at one CSS px per point or more at 390 px then shows all its text at 9 px or more).
+
+    The lessons set matplotlib's font.size to 10; this reads every explicit size in their code cells
+    (`fontsize=`, `labelsize=`, `size=`, `font.size`), numbers and matplotlib's names ("small" is 8.3 pt).
+    """
+    small = []
+    for lesson in sorted((ROOT / "chapters").glob("*.md")):
+        for n, line in enumerate(lesson.read_text(encoding="utf8").splitlines(), 1):
+            for number, name in FONT_SIZE.findall(line):
+                points = float(number) if number else NAMED_POINTS.get(name, 10)
+                if points < SMALLEST_FIGURE_PT:
+                    small.append(f"{lesson.name}:{n}: {points:g} pt: {line.strip()[:100]}")
+    assert not small, f"figure text below {SMALLEST_FIGURE_PT} pt (unreadable at 390 px):\n" + "\n".join(small)

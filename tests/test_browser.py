@@ -5,7 +5,8 @@ request to a host other than the local server aborted, and must have: no console
 or blocked request, no raw TeX (every formula typeset by MathJax), every image loaded, every
 internal link resolving (to a file of the site, and to an element of that page when it names one),
 a Colab button exactly where the public release holds the notebook it opens, and at phone width
-nothing wider than the screen outside a scrolling box. A full-page screenshot of each visit is
+nothing wider than the screen outside a scrolling box, and every image alt text and every figure legible
+(`figure_problems`: at least print size, one point of the figure per CSS px). A full-page screenshot of each visit is
 written to `_build/screenshots/<width>/<page>.png` (BOOK_SCREENSHOTS overrides the folder). The
 site's search works offline: a chapter-02 word typed into the search box finds chapter 02.
 
@@ -19,6 +20,7 @@ import functools
 import http.server
 import os
 import re
+import struct
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -210,6 +212,65 @@ OVERFLOW = """() => {
 }"""
 
 
+# Every image of the page; for those of the article (the lessons' figures), their size in the file and on screen.
+IMAGES = """() => Array.from(document.images).map(img => ({
+  src: img.currentSrc || img.src, alt: img.getAttribute('alt'), figure: !!img.closest('article'),
+  natural: img.naturalWidth, shown: img.getBoundingClientRect().width}))"""
+
+
+def png_dpi(path: Path) -> float | None:
+    """The resolution a PNG declares in its pHYs chunk (matplotlib writes the figure's dpi there), or None."""
+    data = path.read_bytes()
+    at = 8
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at : at + 8])
+        if kind == b"pHYs":
+            per_metre, _, unit = struct.unpack(">IIB", data[at + 8 : at + 17])
+            return per_metre * 0.0254 if unit == 1 else None
+        if kind == b"IDAT":
+            return None
+        at += 12 + length
+    return None
+
+
+def figure_problems(html_dir: Path, images: list[dict]) -> list[str]:
+    """Images without alt text, and figures shrunk below print size on a 390 px phone.
+
+    Alt text: every image needs one that says what it shows. An empty alt, or the file name that myst-nb writes
+    when a cell's figure has none (`mystnb: image: alt:` in the cell's metadata, or `{glue:figure}`'s `:alt:`,
+    give it one), fails.
+
+    Legibility: a figure drawn at `dpi` pixels per inch holds text of `p` points in `p * dpi / 72` of its pixels;
+    shown `shown` CSS px wide instead of its `natural` width, that text is `p * dpi / 72 * shown / natural` CSS px
+    tall. The rule: at least one CSS px per point, that is at least print size in CSS units (1 pt = 4/3 px), so
+    the lessons' 10-pt labels stay at least 10 px and their smallest text, 9 pt (tests/test_book.py keeps every
+    font of a lesson's figures at 9 pt or more), at least 9 px, about the smallest text a phone can be read at
+    without zooming. At 390 px the article is 358 px wide, so a 110-dpi figure may be at most 358 * 110 / 72 =
+    547 px wide: about 4.9 inches (figsize 4.8 wide or less, panels stacked rather than side by side). A figure
+    without a declared resolution is taken at the CSS reference of 96 dpi.
+    """
+    problems = []
+    for image in images:
+        name = unquote(urlparse(image["src"]).path).rsplit("/", 1)[-1]
+        alt = (image["alt"] or "").strip()
+        if not alt:
+            problems.append(f"image without alt text: {name}")
+        elif alt.rsplit("/", 1)[-1] == name or alt.lower().endswith((".png", ".svg", ".jpg", ".jpeg", ".gif")):
+            problems.append(f"image whose alt text is its file name: {name}")
+        if not image["figure"] or not image["natural"]:
+            continue
+        path = html_dir / unquote(urlparse(image["src"]).path).lstrip("/")
+        dpi = (png_dpi(path) if path.suffix == ".png" and path.is_file() else None) or 96.0
+        px_per_pt = dpi / 72 * image["shown"] / image["natural"]
+        if px_per_pt < 0.995:
+            problems.append(
+                f"figure {name} ({image['natural']} px wide at {dpi:.0f} dpi) is shown {image['shown']:.0f} px wide: "
+                f"{px_per_pt:.2f} CSS px per point, its 10-pt text {10 * px_per_pt:.1f} px; at most "
+                f"{image['shown'] * 72 / dpi:.0f} px ({image['shown'] / 72:.1f} in) wide keeps 1 px per point"
+            )
+    return problems
+
+
 def screenshot_path(docname: str, width: str) -> Path:
     return SCREENSHOTS / width / f"{docname.replace('/', '__')}.png"
 
@@ -255,6 +316,8 @@ def test_page_in_browser(book, visit, docname, width):
             problems.append(
                 f"{overflow['count']} elements wider than the screen outside a scrolling box: {overflow['elements']}"
             )
+        if docname.startswith("chapters/"):  # the lessons' figures (the grading guide's come from the grader)
+            problems += figure_problems(book.html_dir, v.page.evaluate(IMAGES))
 
     shot = screenshot_path(docname, width)
     shot.parent.mkdir(parents=True, exist_ok=True)
