@@ -126,6 +126,7 @@ def test_exercise_has_graded_questions_that_follow_the_convention(chapter):
             f"{gid}: the solution cell holds one line, `{name} = ...`, between the solution markers"
         )
         assert re.match(rf"{name}\s*=", body[1]), f"{gid}: the solution cell must set {name}"
+        assert body[1] not in question.source, f"{gid}: the question's example is the right answer"
         right: dict = {}
         exec(body[1], {"math": math}, right)
         answer = right[name]
@@ -134,6 +135,7 @@ def test_exercise_has_graded_questions_that_follow_the_convention(chapter):
         assert grade_id(check) == f"{gid}_check" and is_test_cell(check), f"{gid}: no graded check cell after it"
         assert check.metadata["nbgrader"].get("points") == 1, f"{gid}_check is worth 1 point"
         visible, hidden = _visible(check.source), _hidden(check.source)
+        assert body[1] not in visible, f"{gid}_check: the form check's example is the right answer"
 
         ok, message = _passes(visible)
         assert not ok and message.startswith("NotImplementedError"), (
