@@ -66,6 +66,10 @@ _GLUE_DIRECTIVE = re.compile(
 _ADMONITION = re.compile(
     r"^```\{admonition\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL
 )
+# :::{dropdown} Title (sphinx-design, the lessons' hidden answers), options, body, :::
+_DROPDOWN = re.compile(
+    r"^:::\{dropdown\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n:::[ \t]*$", re.MULTILINE | re.DOTALL
+)
 
 
 def _imports(code: str, module: str) -> bool:
@@ -85,7 +89,8 @@ def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str],
     """A lesson's MyST Markdown as plain notebook Markdown (what Colab and Jupyter render).
 
     Glued numbers become their names in code font, cross-references the referenced page's or
-    section's title in italics, admonitions block quotes; MyST comments and targets are dropped.
+    section's title in italics, admonitions block quotes, dropdowns collapsed `<details>`; MyST comments and
+    targets are dropped.
     """
 
     def doc(match: re.Match) -> str:
@@ -100,7 +105,11 @@ def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str],
         body = "\n".join(f"> {line}" if line else ">" for line in match.group(3).splitlines())
         return f"> **{match.group(1).strip()}**\n>\n{body}"
 
+    def dropdown(match: re.Match) -> str:  # HTML's own collapsed block, which notebooks render
+        return f"<details>\n<summary>{match.group(1).strip()}</summary>\n\n{match.group(3)}\n\n</details>"
+
     text = _ADMONITION.sub(admonition, text)
+    text = _DROPDOWN.sub(dropdown, text)
     text = _GLUE_ROLE.sub(lambda m: f"`{m.group(1)}`", text)
     text = _DOC_ROLE.sub(doc, text)
     text = _REF_ROLE.sub(lambda m: f"*{labels.get(m.group(1), m.group(1))}*", text)

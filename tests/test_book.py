@@ -218,7 +218,7 @@ def test_grading_guide_shows_real_output_of_this_build(book):
         "Wrote 6 row(s) to grades.csv",
         "student,notebook,score,max_score",
         "Student,ID,SIS User ID,SIS Login ID,Section,02_dot_product_attention (1234)",
-        "Points Possible,,,,,11",
+        "Points Possible,,,,,12",
         "Canvas will match them by name only",
         "Grading 0 submission(s) of 6 (6 already graded and unchanged)",
         "Grading 1 submission(s) of 6 (5 already graded and unchanged)",

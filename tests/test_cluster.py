@@ -93,7 +93,7 @@ def test_a_dead_worker_costs_one_submission_and_is_graded_on_the_next_run(tmp_pa
     assert "NOT graded because the grader failed" in out.getvalue()
     assert not (tmp_path / "w" / "results" / "grace").exists(), "a grader failure must not be stored"
     rerun = grade(class_dir, Options(workdir=tmp_path / "w", workers=1), out=io.StringIO())
-    assert {r.student: r.score for r in rerun}["grace"] == 9
+    assert {r.student: r.score for r in rerun}["grace"] == 10
 
 
 def test_an_unreachable_scheduler_is_a_clear_error(tmp_path, capsys, monkeypatch):

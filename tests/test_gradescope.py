@@ -108,7 +108,7 @@ METADATA = {
         "late_due_date": None,
         "release_date": "2026-11-20T00:00:00.000000-08:00",
         "title": NOTEBOOK,
-        "total_points": "11.0",
+        "total_points": "12.0",
     },
     "users": [{"email": "student@example.com", "id": 1234, "name": "Student User"}],
     "previous_submissions": [],

@@ -83,12 +83,12 @@ def test_export_has_late_days_penalty_and_final_score_next_to_the_raw_score(late
     root, _, work, out = late_class
     header, rows = export(root, work)
     assert header[-4:] == ["submitted_at", "late_days", "penalty", "final_score"]
-    assert (rows["ontime"]["late_days"], rows["ontime"]["penalty"], rows["ontime"]["final_score"]) == ("0", "0", "11")
-    tardy = rows["tardy"]  # 1 day 10 h late: 2 started days, 20% of 9 points
-    assert (tardy["score"], tardy["late_days"], tardy["penalty"], tardy["final_score"]) == ("9", "2", "0.2", "7.2")
+    assert (rows["ontime"]["late_days"], rows["ontime"]["penalty"], rows["ontime"]["final_score"]) == ("0", "0", "12")
+    tardy = rows["tardy"]  # 1 day 10 h late: 2 started days, 20% of 10 points
+    assert (tardy["score"], tardy["late_days"], tardy["penalty"], tardy["final_score"]) == ("10", "2", "0.2", "8")
     assert (rows["filetime"]["late_days"], rows["filetime"]["final_score"]) == ("5", "0")
     assert "modification time" in out and "filetime" in out.split("modification time")[0].rsplit("\n", 1)[-1]
-    assert "LATE 2 day(s), penalty 20%: final 7.2" in out
+    assert "LATE 2 day(s), penalty 20%: final 8" in out
 
 
 def test_grading_again_gives_the_same_penalty(late_class):

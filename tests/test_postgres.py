@@ -69,7 +69,7 @@ def test_a_killed_run_against_postgresql_resumes_to_the_sqlite_gradebook(server,
     assert "already graded and unchanged" in last.stdout
 
     assert postgres_rows(url) == gradebook_rows(tmp_path / "sqlite")
-    assert len(postgres_rows(url)) == 8 * 8  # 8 students x 8 graded cells: nothing lost, nothing twice
+    assert len(postgres_rows(url)) == 8 * 9  # 8 students x 9 graded cells: nothing lost, nothing twice
     assert not (resumed / config.GRADEBOOK_FILE).exists(), "with --db, no SQLite gradebook is written"
     assert export(resumed, tmp_path / "pg.csv", "--db", url) == export(tmp_path / "sqlite", tmp_path / "sqlite.csv")
 

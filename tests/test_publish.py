@@ -237,6 +237,7 @@ def test_lesson_notebooks_have_the_lessons_code(tree):
         assert code == [c.source for c in lesson.cells if c.cell_type == "code"], relative
         text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         assert not re.search(r"\{(glue|doc|ref)[:}]", text), f"{relative}: MyST roles left for Colab to show raw"
+        assert not re.search(r"^:::\{", text, re.MULTILINE), f"{relative}: a MyST dropdown left for Colab to show raw"
         used = set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", "\n".join(code), re.MULTILINE))
         setup = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
         for module in used:  # on Colab the set-up cell fetches every course module the lesson imports

@@ -42,4 +42,4 @@ def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):
 
     assert export(resumed, tmp_path / "resumed.csv") == export(tmp_path / "whole", tmp_path / "whole.csv")
     assert gradebook_rows(resumed) == gradebook_rows(tmp_path / "whole")
-    assert len(gradebook_rows(resumed)) == 8 * 8  # 8 students x 8 graded cells
+    assert len(gradebook_rows(resumed)) == 8 * 9  # 8 students x 9 graded cells

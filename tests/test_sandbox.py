@@ -46,12 +46,12 @@ def test_a_grader_failure_is_retried_reported_and_never_stored(small_class, tmp_
     assert load_result(tmp_path, "ada", NOTEBOOK) is None, "a grader failure must not be stored as a grade"
     monkeypatch.undo()
     again = {r.student: r for r in grade(small_class, Options(workdir=tmp_path), out=io.StringIO())}
-    assert again["ada"].score == 11 and again["grace"].score == 3
-    assert load_result(tmp_path, "ada", NOTEBOOK).score == 11
+    assert again["ada"].score == 12 and again["grace"].score == 4
+    assert load_result(tmp_path, "ada", NOTEBOOK).score == 12
 
 
 def test_no_sandbox_gives_the_same_scores(small_class, tmp_path):
     out = io.StringIO()
     results = {r.student: r.score for r in grade(small_class, Options(workdir=tmp_path, sandboxed=False), out=out)}
-    assert results == {"ada": 11, "grace": 3}
+    assert results == {"ada": 12, "grace": 4}
     assert "NOT sandboxed" in out.getvalue() and "WARNING" in out.getvalue()

@@ -11,7 +11,7 @@ with the reference student, and checks every expectation. Three kinds:
   An attack cell prints `BLOCKED: ...` when the attempt fails and `LEAKED: ...` when it
   succeeds; a successful read also *uses* what it read (it swaps in a broken
   `scaled_dot_product_attention`), so a leak costs points and cannot pass unnoticed;
-- **tamper**: a wrong implementation (`no_scale`: 3/11 on its own) plus a trick meant to
+- **tamper**: a wrong implementation (`no_scale`: 4/12 on its own) plus a trick meant to
   make its tests pass. `gains_unguarded` marks the tricks that really do earn points in
   this runner when its guard is off (the test checks that, so each one is a real attack
   and not a straw man). The others (silencing IPython's error display, replacing
@@ -39,8 +39,11 @@ from autograder.model.notebooks import grade_id, is_solution_cell, is_test_cell,
 from coursetools.samples import implementations, make_submission, untouched_release
 
 NOTEBOOK = "02_dot_product_attention"
-FULL = 11.0
+FULL = 12.0
 SOFTMAX_ONLY = 3.0  # the three softmax test cells, which run before the attention answer cell
+# ... and the conceptual question after it, which needs no attention code: the score of a wrong attention when the
+# run goes on to the end (a run stopped at the answer cell gets SOFTMAX_ONLY)
+NO_ATTENTION = SOFTMAX_ONLY + 1.0
 WRONG = {i.name: i for i in implementations(NOTEBOOK, "wrong")}
 
 
@@ -577,17 +580,17 @@ CASES: list[Case] = [
     Case("answer-turned-markdown", "structure", "the answer cell turned into markdown", _answer_to_markdown, FULL,
          repairs=("markdown",)),
     Case("answer-toggled-and-back", "structure", "code -> markdown -> code, metadata and id lost", _toggled_and_back, FULL),
-    Case("tests-deleted", "structure", "wrong code, every test cell deleted", _tests_deleted, SOFTMAX_ONLY,
+    Case("tests-deleted", "structure", "wrong code, every test cell deleted", _tests_deleted, NO_ATTENTION,
          repairs=("missing",)),
-    Case("tests-blanked", "structure", "wrong code, every test cell replaced by `pass`", _tests_blanked, SOFTMAX_ONLY,
+    Case("tests-blanked", "structure", "wrong code, every test cell replaced by `pass`", _tests_blanked, NO_ATTENTION,
          repairs=("modified",)),
     Case("tests-relabelled", "structure", "wrong code, test cells relabelled as solution cells and blanked",
-         _tests_relabelled, SOFTMAX_ONLY),
-    Case("tests-1000-points", "structure", "wrong code, every test cell given 1000 points", _tests_1000_points, SOFTMAX_ONLY),
+         _tests_relabelled, NO_ATTENTION),
+    Case("tests-1000-points", "structure", "wrong code, every test cell given 1000 points", _tests_1000_points, NO_ATTENTION),
     Case("other-chapter", "structure", "the notebook of another chapter under this name", _other_chapter, 0,
          reason="another notebook"),
     Case("nbformat-4.0", "structure", "correct answers saved as nbformat 4.0 (no cell ids)", _nbformat_40, FULL),
-    Case("infinite-loop", "isolation", "the attention answer is an infinite loop", _infinite_loop, SOFTMAX_ONLY,
+    Case("infinite-loop", "isolation", "the attention answer is an infinite loop", _infinite_loop, NO_ATTENTION,
          outputs=("CellTimeout",)),
     Case("loop-ignoring-alarm", "isolation", "an infinite loop that disables the cell's alarm first",
          _loop_ignoring_alarm, SOFTMAX_ONLY, reason="ran longer than"),
@@ -611,24 +614,24 @@ CASES: list[Case] = [
     Case("sys-exit", "isolation", "`sys.exit(0)` in a cell", _sys_exit, FULL),
     Case("os-exit", "isolation", "`os._exit(0)` after the attention answer", _os_exit, SOFTMAX_ONLY, reason="exit code 0"),
     Case("patch-assert-close", "tamper", "torch.testing.assert_close replaced by a no-op", _patch_assert_close,
-         SOFTMAX_ONLY, repairs=("torch.testing.assert_close",), gains_unguarded=True),
+         NO_ATTENTION, repairs=("torch.testing.assert_close",), gains_unguarded=True),
     Case("patch-allclose-equal", "tamper", "torch.allclose, torch.equal and assert_close patched", _patch_allclose_equal,
-         SOFTMAX_ONLY, gains_unguarded=True),
+         NO_ATTENTION, gains_unguarded=True),
     Case("patch-numpy-testing", "tamper", "numpy.testing.* and numpy.allclose patched (and assert_close aliased)",
-         _patch_numpy_testing, SOFTMAX_ONLY, gains_unguarded=True),
-    Case("patch-builtins", "tamper", "builtins.AssertionError and isinstance replaced", _patch_builtins, SOFTMAX_ONLY,
+         _patch_numpy_testing, NO_ATTENTION, gains_unguarded=True),
+    Case("patch-builtins", "tamper", "builtins.AssertionError and isinstance replaced", _patch_builtins, NO_ATTENTION,
          repairs=("builtins.isinstance",)),
     Case("tensor-subclass", "tamper", "returns a tensor subclass whose comparisons say 'equal'", _tensor_subclass,
          SOFTMAX_ONLY, gains_unguarded=True),
-    Case("patch-tensor-methods", "tamper", "torch.Tensor.__eq__ and .sum patched", _patch_tensor_methods, SOFTMAX_ONLY,
+    Case("patch-tensor-methods", "tamper", "torch.Tensor.__eq__ and .sum patched", _patch_tensor_methods, NO_ATTENTION,
          gains_unguarded=True),
-    Case("hide-errors", "tamper", "IPython's error display and sys.excepthook silenced", _hide_errors, SOFTMAX_ONLY),
+    Case("hide-errors", "tamper", "IPython's error display and sys.excepthook silenced", _hide_errors, NO_ATTENTION),
     Case("background-patcher", "tamper", "a thread that keeps re-patching assert_close", _background_patcher,
          SOFTMAX_ONLY, gains_unguarded=True),
     Case("torch-function-mode", "tamper", "a TorchFunctionMode entered for good, making isclose always True",
          _torch_function_mode, SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-inside-answer", "tamper", "the answer patches assert_close when a test calls it",
-         _patch_inside_function, SOFTMAX_ONLY, gains_unguarded=True),
+         _patch_inside_function, NO_ATTENTION, gains_unguarded=True),
 ]
 
 

@@ -1,0 +1,3 @@
+"""Graded question: the right letter, written in upper case with spaces around it."""
+# cell: ch02_question_shift
+answer_shift = " A "
