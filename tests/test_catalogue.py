@@ -187,8 +187,8 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "07_encoder": {
         # 07_encoder_block.md, "How far the usual mistakes move the output": "**No learned parameters** ($\\gamma$ and
-        # $\\beta$ as plain tensors or buffers, or none at all)"; notebook: "`weight` | $\\gamma$: an `nn.Parameter`", "with
-        # `nn.LayerNorm`'s names"
+        # $\\beta$ as plain tensors or buffers, or none at all)"; notebook: "`weight` | $\\gamma$: an `nn.Parameter`",
+        # "with `nn.LayerNorm`'s names"
         "ch07_layernorm_parameters": ("layernorm_no_parameters", "layernorm_buffers", "layernorm_gamma_beta_names"),
         # same section's table and list: the variance divided by d_model - 1, eps outside the square root, the wrong
         # axis, "**In place** (`x -= mu`)"; notebook: "`x` of any shape `(..., d_model)`"

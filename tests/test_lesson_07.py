@@ -7,9 +7,14 @@ profiles and the 48-layer spread over seeds) are recomputed here with torch's ow
 nn.LayerNorm, F.scaled_dot_product_attention), drawn in the order the page's `init_layer` claims to follow, and
 the prose, the summary included, is checked to quote those numbers and to say what they show.
 
+The LayerNorm section's numbers (the worked example, BatchNorm against LayerNorm, the table of mistakes) are
+recomputed in numpy from the same seeded draws: BatchNorm from its definition (per feature over the batch and the
+positions; running averages with momentum 0.1), the mistakes from the formula.
+
 The lesson's code cells are also read as Python (no build needed): no cell may define the exercise's
-`FeedForward`, `EncoderLayer` or `Encoder`, or a module with the exercise's attributes, under any name
-(the rule of DESIGN.md: a lesson shows ideas in code that needs real work to become the exercise).
+`LayerNorm`, `FeedForward`, `EncoderLayer` or `Encoder`, a module with the exercise's attributes (a `weight` and a
+`bias` included), or a function or lambda that computes a mean and a variance (a reusable LayerNorm), under any
+name (the rule of DESIGN.md: a lesson shows ideas in code that needs real work to become the exercise).
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_07.py -q
 """
