@@ -186,6 +186,19 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         "ch06_dropout": ("dropout_in_eval",),
     },
     "07_encoder": {
+        # 07_encoder_block.md, "How far the usual mistakes move the output": "**No learned parameters** ($\\gamma$ and
+        # $\\beta$ as plain tensors or buffers, or none at all)"; notebook: "`weight` | $\\gamma$: an `nn.Parameter`",
+        # "with `nn.LayerNorm`'s names"
+        "ch07_layernorm_parameters": ("layernorm_no_parameters", "layernorm_buffers", "layernorm_gamma_beta_names"),
+        # same section's table and list: the variance divided by d_model - 1, eps outside the square root, the wrong
+        # axis, "**In place** (`x -= mu`)"; notebook: "`x` of any shape `(..., d_model)`"
+        "ch07_layernorm_forward": (
+            "layernorm_unbiased_variance",
+            "layernorm_eps_outside_sqrt",
+            "layernorm_over_positions",
+            "layernorm_inplace",
+            "layernorm_fixed_dim_2",
+        ),
         # notebook: "post-LN is **not** `norm(x) + sublayer(x)` (the sum goes into the norm)"; "Do not modify `x` in
         # place (`x += ...` changes the caller's tensor)"
         "ch07_post_ln": ("post_ln_norm_plus_sublayer", "inplace_residual"),

@@ -7,9 +7,14 @@ profiles and the 48-layer spread over seeds) are recomputed here with torch's ow
 nn.LayerNorm, F.scaled_dot_product_attention), drawn in the order the page's `init_layer` claims to follow, and
 the prose, the summary included, is checked to quote those numbers and to say what they show.
 
+The LayerNorm section's numbers (the worked example, BatchNorm against LayerNorm, the table of mistakes) are
+recomputed in numpy from the same seeded draws: BatchNorm from its definition (per feature over the batch and the
+positions; running averages with momentum 0.1), the mistakes from the formula.
+
 The lesson's code cells are also read as Python (no build needed): no cell may define the exercise's
-`FeedForward`, `EncoderLayer` or `Encoder`, or a module with the exercise's attributes, under any name
-(the rule of DESIGN.md: a lesson shows ideas in code that needs real work to become the exercise).
+`LayerNorm`, `FeedForward`, `EncoderLayer` or `Encoder`, a module with the exercise's attributes (a `weight` and a
+`bias` included), or a function or lambda that computes a mean and a variance (a reusable LayerNorm), under any
+name (the rule of DESIGN.md: a lesson shows ideas in code that needs real work to become the exercise).
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_07.py -q
 """
@@ -21,6 +26,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
@@ -88,15 +94,28 @@ def self_attributes(cls: ast.ClassDef) -> set[str]:
     return found
 
 
+def normalises(node: ast.AST) -> bool:
+    """Whether a function, class or lambda computes a mean and a variance (or a standard deviation): the
+    statistics of a LayerNorm, reusable under any name."""
+    called = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            called.add(dotted(inner.func).split(".")[-1] or getattr(inner.func, "attr", ""))
+    return bool(called & {"var_mean", "std_mean"}) or ("mean" in called and bool(called & {"var", "std"}))
+
+
 def answers_in(source: str) -> list[str]:
     """What in a page's code cells could be pasted into exercise 07 as an answer."""
-    asked = {"FeedForward", "EncoderLayer", "Encoder"}
+    asked = {"LayerNorm", "FeedForward", "EncoderLayer", "Encoder"}
     modules: set[str] = set()  # classes of the page that are torch modules, directly or through another
     problems = []
     for line, tree in code_cells(source):
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in asked:
                 problems.append(f"cell at line {line}: defines {node.name}, a name the exercise asks for")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and normalises(node):
+                name = getattr(node, "name", "a lambda")
+                problems.append(f"cell at line {line}: {name} computes a mean and a variance, a reusable LayerNorm")
             if isinstance(node, ast.Assign):
                 names = [t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)]
                 problems += [
@@ -110,7 +129,7 @@ def answers_in(source: str) -> list[str]:
             if any(b.split(".")[-1] == "Module" or b.startswith(("nn.", "torch.nn.")) or b in modules for b in bases):
                 modules.add(node.name)
                 attributes = self_attributes(node)
-                for pair in (("linear1", "linear2"), ("norm1", "self_attn")):
+                for pair in (("linear1", "linear2"), ("norm1", "self_attn"), ("weight", "bias")):
                     if set(pair) <= attributes:
                         problems.append(f"cell at line {line}: module {node.name} has the exercise's attributes {pair}")
                 if any(b.split(".")[-1].startswith("Transformer") for b in bases):
@@ -144,6 +163,20 @@ def test_no_code_cell_defines_an_answer():
         ("%matplotlib inline\ndef Encoder(x):\n    return x\n", "Encoder"),
         ("EncoderLayer = lambda x: x\n", "EncoderLayer"),
         ("class Mine(torch.nn.TransformerEncoderLayer):\n    pass\n", "Mine"),
+        (  # what the lesson defined before LayerNorm became an exercise
+            "def layer_norm(x, gamma, beta, eps=1e-5):\n    mu = x.mean(dim=-1, keepdim=True)\n"
+            "    var = x.var(dim=-1, correction=0, keepdim=True)\n"
+            "    return gamma * (x - mu) / torch.sqrt(var + eps) + beta\n",
+            "layer_norm",
+        ),
+        (
+            "class Norm(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n"
+            "        self.weight = nn.Parameter(torch.ones(d))\n        self.bias = nn.Parameter(torch.zeros(d))\n",
+            "Norm",
+        ),
+        ("def stats(t):\n    return torch.var_mean(t, dim=-1, correction=0)\n", "stats"),
+        ("norm = lambda t: (t - t.mean(-1, keepdim=True)) / t.std(-1, keepdim=True)\n", "a lambda"),
+        ("LayerNorm = nn.LayerNorm\n", "LayerNorm"),
     ],
 )
 def test_the_answer_check_catches(code, caught):
@@ -158,6 +191,127 @@ def test_the_answer_check_catches(code, caught):
 def test_no_glue_leftovers(text):
     for leftover in ["glue:", "np.float64", "{glue"]:
         assert leftover not in text, f"unrendered glue on the lesson page: {leftover!r}"
+
+
+# --- LayerNorm: the worked example, BatchNorm, the mistakes (recomputed in numpy, float64) ---------------------
+
+EXAMPLE = np.array(
+    [[[1, 2, 3, 6], [0, 0, 4, 4], [2, 2, 2, 2]], [[3, -1, 0, 2], [-1, 0, 1, 0], [5, 1, 5, 1]]], dtype=np.float64
+)
+GAMMA, BETA = np.array([1.0, 2.0, 0.5, 1.0]), np.array([0.0, 0.0, 1.0, -1.0])
+EPS = 1e-5
+
+
+def floats(found: str) -> list[float]:
+    return [float(v) for v in re.findall(r"-?\d+\.\d*", found)]
+
+
+def test_layernorm_example(text):
+    """The step-by-step example: one mean and one (biased) variance per position, then scale and shift."""
+    mu = EXAMPLE.mean(axis=-1)
+    sigma2 = ((EXAMPLE - mu[..., None]) ** 2).sum(axis=-1) / 4
+    x_hat = (EXAMPLE - mu[..., None]) / np.sqrt(sigma2[..., None] + EPS)
+    y = GAMMA * x_hat + BETA
+    shown = re.search(r"mu \(2, 3, 1\) \[([^\]]+)\] sigma2 \(2, 3, 1\) \[([^\]]+)\]", text)
+    assert shown, "the example prints the means and variances, shape (2, 3, 1)"
+    assert floats(shown.group(1)) == pytest.approx(mu.ravel().tolist(), abs=1e-6)
+    assert floats(shown.group(2)) == pytest.approx(sigma2.ravel().tolist(), abs=1e-6)
+    for pos in (0, 2):
+        found = re.search(rf"position \(0, {pos}\): x_hat tensor\(\[([^\]]+)\]\) y tensor\(\[([^\]]+)\]\)", text)
+        assert found, f"the example prints position (0, {pos})"
+        assert floats(found.group(1)) == pytest.approx(x_hat[0, pos].tolist(), abs=6e-5)
+        assert floats(found.group(2)) == pytest.approx(y[0, pos].tolist(), abs=6e-5)
+    assert y[0, 2].tolist() == BETA.tolist(), "a position whose features are all equal comes out as the bias"
+    (sample,) = number(text, r"sigma\^2 = \(4 \+ 1 \+ 0 \+ 9\) / 4 = 3\.5\S* \(dividing by 3 would give (\S+)\)")
+    assert sample == pytest.approx(14 / 3, abs=6e-4)
+    assert "the output is the bias itself" in text
+    (gap,) = number(
+        text, r"`?nn.LayerNorm\(4\)`? given the same weight and bias computes the same 24 numbers to within (\S+)\."
+    )
+    assert gap < 1e-6
+
+
+def seeded_batches() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The page's batch (4, 6, 8) drawn from seed 7, the batch with sequences 1-3 replaced, the padded batch."""
+    draws = torch.Generator().manual_seed(7)
+    batch = torch.randn(4, 6, 8, generator=draws).double().numpy()
+    other = batch.copy()
+    other[1:] = (3 * torch.randn(3, 6, 8, generator=draws) + 1).double().numpy()
+    padded = np.concatenate([batch, np.zeros((4, 4, 8))], axis=1)
+    return batch, other, padded
+
+
+def batch_norm_train(t: np.ndarray) -> np.ndarray:
+    """Per feature, over the batch and the positions, biased variance (what BatchNorm normalises with)."""
+    mean, var = t.mean(axis=(0, 1)), t.var(axis=(0, 1))
+    return (t - mean) / np.sqrt(var + EPS)
+
+
+def layer_norm(t: np.ndarray) -> np.ndarray:
+    mean, var = t.mean(axis=-1, keepdims=True), t.var(axis=-1, keepdims=True)
+    return (t - mean) / np.sqrt(var + EPS)
+
+
+def test_batchnorm_against_layernorm(text):
+    batch, other, padded = seeded_batches()
+    others = np.abs(batch_norm_train(batch)[0] - batch_norm_train(other)[0]).max()
+    padding = np.abs(batch_norm_train(batch) - batch_norm_train(padded)[:, :6]).max()
+    # eval() after one training step: running mean 0.9 * 0 + 0.1 * mean, running variance 0.9 * 1 + 0.1 * the
+    # unbiased variance (BatchNorm's documented update, momentum 0.1)
+    n = batch.shape[0] * batch.shape[1]
+    running_mean = 0.1 * batch.mean(axis=(0, 1))
+    running_var = 0.9 + 0.1 * batch.var(axis=(0, 1)) * n / (n - 1)
+    evaluated = (batch - running_mean) / np.sqrt(running_var + EPS)
+    train_eval = np.abs(batch_norm_train(batch) - evaluated).max()
+    assert np.abs(layer_norm(batch)[0] - layer_norm(other)[0]).max() == 0
+    assert np.abs(layer_norm(batch) - layer_norm(padded)[:, :6]).max() == 0
+    bn, ln = number(text, r"sequence 0 moves by up to (\S+) under BatchNorm, and by (\S+) under LayerNorm")
+    assert bn == pytest.approx(others, abs=6e-4) and bn > 0.5 and ln == 0
+    bn, ln = number(text, r"the real positions move by up to (\S+) under BatchNorm, .*? and by (\S+) under LayerNorm")
+    assert bn == pytest.approx(padding, abs=6e-4) and bn > 0.1 and ln == 0
+    bn, ln = number(
+        text, r"eval differs from train by up to (\S+)\. LayerNorm has no running statistics and no modes: (\S+)"
+    )
+    assert bn == pytest.approx(train_eval, abs=6e-4) and bn > 0.1 and ln == 0
+    with pytest.raises(ValueError) as refused:
+        nn.BatchNorm1d(8)(torch.randn(1, 8, 1))
+    assert f"refuses it: “{refused.value}”" in text or f'refuses it: "{refused.value}"' in text
+    (summary,) = number(text, r"depends on the other sequences of its batch \(up to (\S+) here\)")
+    assert summary == pytest.approx(others, abs=6e-4)
+
+
+MISTAKES = {  # a row of the page's table (a regular expression): the mistake, from the features t and t centred
+    r"variance divided by d_model - 1 \(torch.var.s default\)": lambda t, c: (
+        c / np.sqrt(t.var(-1, ddof=1, keepdims=True) + EPS)
+    ),
+    "ε outside the square root": lambda t, c: c / (t.std(-1, keepdims=True) + EPS),
+    "over the positions of each sequence \\(dim=1\\)": lambda t, c: (
+        (t - t.mean(1, keepdims=True)) / np.sqrt(t.var(1, keepdims=True) + EPS)
+    ),
+    "over the batch and the positions, per feature \\(BatchNorm.s axes\\)": lambda t, c: batch_norm_train(t),
+}
+
+
+def test_mistake_table(text):
+    features = torch.randn(4, 10, 64, generator=torch.Generator().manual_seed(64), dtype=torch.float64).numpy()
+    measured = {}
+    for pattern, attempt in MISTAKES.items():
+        for spread in (1.0, 0.001):
+            t = spread * features
+            centred = t - t.mean(-1, keepdims=True)
+            measured[(pattern, spread)] = np.abs(attempt(t, centred) - layer_norm(t)).max()
+        shown = number(text, pattern + r" (\S+) (\S+)")
+        assert shown == pytest.approx([measured[(pattern, 1.0)], measured[(pattern, 0.001)]], rel=0.005), pattern
+    unbiased, eps_out, positions, per_feature = (measured[(p, 1.0)] for p in MISTAKES)
+    eps_small = measured[(list(MISTAKES)[1], 0.001)]
+    assert unbiased == pytest.approx((1 - math.sqrt(63 / 64)) * np.abs(layer_norm(features)).max(), rel=1e-3)
+    assert eps_out < 1e-4 < 1 < eps_small, "ε outside the root: invisible at spread 1, large at 0.001"
+    (quoted,) = number(text, r"The unbiased variance scales every output by .*?: (\S+) at")
+    assert quoted == pytest.approx(unbiased, rel=0.005)
+    quoted = number(text, r"invisible on features of spread 1 \((\S+), below what a float32 .*? \((\S+)\): a test")
+    assert quoted == pytest.approx([eps_out, eps_small], rel=0.01)
+    quoted = number(text, r"The wrong axis is wrong everywhere \((\S+) over the positions, (\S+) over the batch\)")
+    assert quoted == pytest.approx([positions, per_feature], rel=0.005) and min(quoted) > 0.5
 
 
 def test_feed_forward_is_position_wise(text):
