@@ -1,4 +1,4 @@
-"""Sennrich's reference code, adapted to the exercise: each word kept as its symbols joined by spaces, pairs counted
+r"""Sennrich's reference code, adapted to the exercise: each word kept as its symbols joined by spaces, pairs counted
 on `split()`, a merge done by a regular expression that matches whole symbols only (`(?<!\S)` and `(?!\S)`); the
 answers to the questions written as expressions and with spaces and a capital letter.
 """
