@@ -48,6 +48,12 @@ except ImportError:
         for name in {names}:
             urllib.request.urlretrieve("{base}" + name + ".py", f"course/{name}.py")
 """
+# Added to SETUP_COURSE when the lesson reads data files of course/ (named in its code, e.g. "corpus.txt").
+SETUP_COURSE_DATA = """        for name in {data}:  # the data files the lesson reads, beside the course's code
+            urllib.request.urlretrieve("{base}" + name, f"course/{name}")
+"""
+# A data file of course/ named in a lesson's code: a string literal such as "corpus.txt".
+_COURSE_DATA = re.compile(r"""["']([\w.-]+\.txt)["']""")
 # Tag of the code cells that a lesson notebook has and its page does not (set-up, glued displays).
 ADDED_TAG = "notebook-only"
 GLUE_NOTE = (
@@ -164,12 +170,16 @@ def lesson_notebook(
         setup += SETUP_GLUE
     if _imports(code, "course"):
         modules = sorted(set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", code, re.MULTILINE))) or ["provided"]
+        data = sorted(set(_COURSE_DATA.findall(code)))
+        files = [f"course/{m}.py" for m in modules] + [f"course/{name}" for name in data]
         setup += (
-            SETUP_COURSE.replace("{files}", ", ".join(f"course/{m}.py" for m in modules))
+            SETUP_COURSE.replace("{files}", ", ".join(files))
             .replace("{imports}", "\n    ".join(f"import course.{m}  # noqa: F401" for m in modules))
             .replace("{names}", repr(modules))
             .replace("{base}", settings.raw_url("course/"))
         )
+        if data:
+            setup += SETUP_COURSE_DATA.replace("{data}", repr(data)).replace("{base}", settings.raw_url("course/"))
     at = 1 if cells and cells[0].cell_type == "markdown" else 0  # after the title
     if uses_glue:
         example = _GLUE_ROLE.search(text)

@@ -11,7 +11,8 @@ repository and Colab buttons use). `publish` writes its whole tree:
   instructors, see below), every page `_toc.yml` lists (lessons `.md`, student notebooks `.ipynb`)
   and the images beside them, `_ext/` (the book's Sphinx extensions) and `tools/vendor_mathjax.py`;
 - `course/`, the course's reference code, when a lesson imports it (`release` already refuses a
-  line of it that repeats a solution line);
+  line of it that repeats a solution line), with the data files beside it that lessons read
+  (`COURSE_DATA_SUFFIXES`: chapter 11's corpus, `course/corpus.txt`);
 - `lessons/NN_name.ipynb`: every lesson converted to a notebook (the Colab button of a lesson page
   opens it), with a first code cell that lets it run outside the book's build (`SETUP_*` below) and
   its MyST roles and directives turned into plain Markdown (`notebook_markdown`);
@@ -78,6 +79,8 @@ ASSET_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg"}
 # Distributions of pyproject.toml's dependencies that the public release needs: the exercises
 # and lessons (torch, numpy, matplotlib) and the book (jupyter-book, ipykernel runs the lessons).
 PUBLIC_REQUIREMENTS = ("torch", "numpy", "matplotlib", "ipykernel", "jupyter-book")
+# Data files of course/ that lessons read (course.provided's folder), published with the course's code.
+COURSE_DATA_SUFFIXES = (".txt",)
 # Copied as they are (besides the pages, _ext/ and course/).
 TOOLS = ("tools/vendor_mathjax.py", "tools/build_book.py")
 # The workflow that builds the site and deploys it to GitHub Pages (from tools/public/pages.yml).
@@ -352,6 +355,9 @@ def publish(
                 tree.write(path.relative_to(root).as_posix(), code.published_text(path.stem, moment.past_due))
             except CourseCodeError as exc:
                 raise PublishError(str(exc)) from exc
+        for path in sorted((root / "course").iterdir()):
+            if path.is_file() and path.suffix in COURSE_DATA_SUFFIXES:
+                tree.copy(root, path.relative_to(root).as_posix())
     for relative in TOOLS:
         tree.copy(root, relative)
 

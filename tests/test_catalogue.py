@@ -258,6 +258,18 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         # `top_k` tokens with the **largest** logits"; "Do not modify `logits`"
         "ch10_sampling": ("temperature_after_softmax", "top_k_smallest", "top_k_in_place"),
     },
+    "11_bpe": {
+        # notebook, rule 2: "weighted by the word's count"; rule 1: "`"</w>"`, a symbol of its own"
+        "ch11_learn_bpe_example": ("no_word_frequencies", "end_marker_glued"),
+        # notebook, rule 3: "Not the first pair you happened to count, nor the largest"; rule 4: "Scan each word from
+        # left to right"; "A text replace on `"b aa a"` would find `"a a"` across two symbols"; the lesson,
+        # 11_tokens_and_families.md: "`str.replace` found `a a` in the last letter of `aa` and the symbol `a` ...
+        # Compare symbols, not letters"
+        "ch11_learn_bpe_rules": ("ties_first_seen", "ties_largest", "merge_right_to_left", "string_replace_merge"),
+        # notebook: "A tokenizer that instead takes the **longest known piece first** ... gives `["ab", "c", "</w>"]`";
+        # "start as in rule 1 (its characters, then `"</w>"`)"; the lesson's `str.replace` warning, as above
+        "ch11_bpe_encode": ("encode_longest_first", "encode_string_replace", "encode_no_end_of_word"),
+    },
 }
 
 

@@ -32,7 +32,7 @@ from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
 from coursetools.lesson_notebook import ADDED_TAG
 from coursetools.pages import toc_files
-from coursetools.publish import PUBLISHED_MARKER, publish
+from coursetools.publish import COURSE_DATA_SUFFIXES, PUBLISHED_MARKER, publish
 from coursetools.site import PublishError, read_settings
 from leaks import find_leaks, secret_lines
 from publish_tree import LAST_CHAPTER, PUBLIC_BUILD, published
@@ -41,8 +41,8 @@ SETTINGS = read_settings()
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 PUBLIC_DOCNAMES = [d for d in toc_files(TOC) if d not in SETTINGS.private_pages]
 # Lesson notebooks executed outside the book (each starts a kernel): one that uses both glue and
-# course/provided.py, the two things its set-up cell replaces.
-EXECUTED_LESSONS = ["04_self_and_cross_attention"]
+# course/provided.py, the two things its set-up cell replaces, and chapter 11's, which also reads course/corpus.txt.
+EXECUTED_LESSONS = ["04_self_and_cross_attention", "11_tokens_and_families"]
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,11 @@ def test_tree_holds_exactly_the_student_files(tree):
         for p in (ROOT / "_ext").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
-    course = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course").glob("*.py")}
+    course = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "course").iterdir()
+        if p.is_file() and p.suffix in (".py", *COURSE_DATA_SUFFIXES)
+    }
     expected = (
         pages
         | lessons
@@ -245,6 +249,8 @@ def test_lesson_notebooks_have_the_lessons_code(tree):
                 f"{relative}: course/{module}.py not fetched"
             )
             assert (out / "course" / f"{module}.py").is_file(), f"course/{module}.py is not in the public tree"
+        for data in re.findall(r"""["']([\w.-]+\.txt)["']""", "\n".join(code)):  # a data file it reads, e.g. corpus.txt
+            assert f"'{data}'" in setup and (out / "course" / data).is_file(), f"{relative}: course/{data} not fetched"
 
 
 @pytest.mark.parametrize("name", EXECUTED_LESSONS)

@@ -1,0 +1,28 @@
+"""An off-by-one loop, `while len(merges) <= num_merges`: one merge more than asked for.
+
+expect-fail: ch11_learn_bpe_example, ch11_learn_bpe_rules
+"""
+# cell: ch11_learn_bpe_function
+def learn_bpe(word_counts, num_merges):
+    words = {word: list(word) + [END_OF_WORD] for word in word_counts}
+    merges = []
+    while len(merges) <= num_merges:
+        pair_counts = collections.Counter()
+        for word, symbols in words.items():
+            for pair in zip(symbols, symbols[1:]):
+                pair_counts[pair] += word_counts[word]
+        if not pair_counts:
+            break
+        best = min(pair_counts, key=lambda pair: (-pair_counts[pair], pair))
+        merges.append(best)
+        for word, symbols in words.items():
+            out, i = [], 0
+            while i < len(symbols):
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == best:
+                    out.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            words[word] = out
+    return merges

@@ -1,0 +1,29 @@
+"""Ties go to the pair counted first: `max(pair_counts, key=pair_counts.get)` returns the first of the pairs that share
+the highest count, which depends on the order of the words, not on the pairs.
+
+expect-fail: ch11_learn_bpe_example, ch11_learn_bpe_rules
+"""
+# cell: ch11_learn_bpe_function
+def learn_bpe(word_counts, num_merges):
+    words = {word: list(word) + [END_OF_WORD] for word in word_counts}
+    merges = []
+    for _ in range(num_merges):
+        pair_counts = collections.Counter()
+        for word, symbols in words.items():
+            for pair in zip(symbols, symbols[1:]):
+                pair_counts[pair] += word_counts[word]
+        if not pair_counts:
+            break
+        best = max(pair_counts, key=pair_counts.get)
+        merges.append(best)
+        for word, symbols in words.items():
+            out, i = [], 0
+            while i < len(symbols):
+                if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == best:
+                    out.append(symbols[i] + symbols[i + 1])
+                    i += 2
+                else:
+                    out.append(symbols[i])
+                    i += 1
+            words[word] = out
+    return merges
