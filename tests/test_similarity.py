@@ -116,7 +116,8 @@ def test_every_answer_a_copier_pastes_is_listed(course_pieces, tmp_path):
             }
             assert comparable <= listed, f"{notebook}: pasted {origins}, listed only {sorted(listed)}"
             pasted += len(comparable)
-    assert pasted >= 15, f"only {pasted} comparable pasted cells: does the copier still find the course's code?"
+    # 14 measured on the tree of chapters 01-11 (chapter 07's lesson no longer has a pasteable layer norm)
+    assert pasted >= 12, f"only {pasted} comparable pasted cells: does the copier still find the course's code?"
 
 
 def test_no_catalogued_answer_written_by_hand_is_listed(course_pieces):

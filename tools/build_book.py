@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 
 
 def jobs() -> int:
@@ -29,8 +30,27 @@ def jobs() -> int:
     return max(1, min(8, 2 * (os.cpu_count() or 1)))
 
 
+def cache_dir(argv: list[str]) -> Path:
+    """Where Jupyter Book keeps the lessons' execution cache: `_build/.jupyter_cache` under --path-output, or
+    else under the book's folder (the first argument that is not an option)."""
+    if "--path-output" in argv[:-1]:
+        return Path(argv[argv.index("--path-output") + 1]) / "_build" / ".jupyter_cache"
+    book = next((arg for arg in argv if not arg.startswith("-")), ".")
+    return Path(book) / "_build" / ".jupyter_cache"
+
+
+def prepare_cache(path: Path) -> None:
+    """Create the execution cache's database before the parallel read. On a fresh clone every Sphinx process
+    would otherwise create it at once, and all but one fail on sqlite's `table settings already exists`."""
+    from jupyter_cache import get_cache
+
+    get_cache(str(path)).list_cache_records()  # the first query creates the tables
+
+
 def main(argv: list[str]) -> int:
     from jupyter_book import sphinx
+
+    prepare_cache(cache_dir(argv))
     from jupyter_book.cli import main as cli
 
     # `build` imports build_sphinx from jupyter_book.sphinx when it runs: give it the number of processes
