@@ -3,10 +3,8 @@ set of submissions is graded once per test session and inspected by many tests."
 
 from __future__ import annotations
 
-import html
 import io
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from book_build import BookBuild, build_book
 from chromium import CHROMIUM_ARGS, chromium_or_skip
 from coursetools import samples
 from coursetools.samples import catalogue_submissions, untouched_release, write_submission
+from lesson_page import visible_text
 
 # nbgrader runs `alembic` by name; tests may be started without activating the venv.
 ensure_tools_on_path()
@@ -132,7 +131,7 @@ def lesson_html(book, request) -> str:
 @pytest.fixture(scope="module")
 def text(lesson_html) -> str:
     """The page's visible text, tags removed, entities decoded, whitespace collapsed."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", lesson_html)).split())
+    return visible_text(lesson_html)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ A lesson test module sets `LESSON = "chapters/NN_name.html"`; the fixtures `book
 
 from __future__ import annotations
 
+import html
 import re
 
 
@@ -15,3 +16,8 @@ def number(text: str, pattern: str) -> list[float]:
     match = re.search(pattern, text)
     assert match, f"the lesson does not say: {pattern}"
     return [float(g.rstrip(".,:;)%").replace(",", "")) for g in match.groups()]
+
+
+def visible_text(page_html: str) -> str:
+    """A page's visible text: tags removed, entities decoded, whitespace collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", page_html)).split())

@@ -8,7 +8,6 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_08.py -q
 
 from __future__ import annotations
 
-import html
 import math
 import re
 import warnings
@@ -16,7 +15,7 @@ import warnings
 import pytest
 import torch
 
-from lesson_page import number
+from lesson_page import number, visible_text
 
 LESSON = "chapters/08_decoder_and_transformer.html"
 D, HEADS, LAYERS, D_FF, VOCAB, PAPER = 512, 8, 6, 2048, 37000, 65e6
@@ -103,7 +102,7 @@ def test_swapped_cross_attention(text):
 def test_terms_are_defined_where_they_are_used(lesson_html):
     # the page's own text: the site's navigation (other chapters' titles, e.g. chapter 11's exercise) left out
     page = re.sub(r"<nav\b.*?</nav>", " ", lesson_html, flags=re.S)
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", page)).split())
+    text = visible_text(page)
     for term, definition in (
         ("beam search", "keeps the few most probable partial outputs at every step"),
         ("forward hook", "a forward hook is a function registered on a module"),
