@@ -43,15 +43,30 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``).
    ``use_multitoc_numbering`` is on (it is off in ``_config.yml``), and
    sphinx_jupyterbook_latex acts only for the LaTeX builder. They are declared safe
    for reading in that case (``tools/build_book.py`` asks Sphinx for the processes).
+
+6. Kernels racing for TCP ports. jupyter_client picks a kernel's five ports by binding port 0 and
+   closing it; the kernel binds them a second later. With several Sphinx processes starting kernels
+   at once, two can be handed the same port: the second kernel dies with ``ZMQError: Address already
+   in use``, myst-nb reports "Kernel died before replying to kernel_info", Sphinx aborts the parallel
+   read and the other kernels are shut down mid-cell (``ZMQError: Socket operation on non-socket`` at
+   the end of the log). Measured: a cold build with 8 processes failed so after 11 s. Fix: the
+   lessons' kernels talk over Unix sockets in a folder of their own (``IpcKernelManager``), so there
+   is no port to race for.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from jupyter_client import AsyncKernelManager
+from nbclient import NotebookClient
 from sphinx.application import Sphinx
 from sphinx.util import logging
+from traitlets import default
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +125,28 @@ def enable_kernel_transport_encryption() -> None:
         trait.default_value = "auto"
 
 
+class IpcKernelManager(AsyncKernelManager):
+    """A kernel on Unix sockets in a private temporary folder (short paths: a socket path is limited to
+    107 bytes), the folder removed with the kernel's other files when it shuts down (6.)."""
+
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _default_ip(self) -> str:
+        return os.path.join(tempfile.mkdtemp(prefix="jb-kernel-"), "ipc")
+
+    def cleanup_ipc_files(self) -> None:
+        super().cleanup_ipc_files()
+        shutil.rmtree(os.path.dirname(self.ip), ignore_errors=True)
+
+
+def use_ipc_kernels() -> None:
+    """Make IpcKernelManager the default of nbclient, which myst-nb and jupyter-cache execute with (6.)."""
+    NotebookClient._kernel_manager_class_default = lambda self: IpcKernelManager
+
+
 def check_local_mathjax(app: Sphinx) -> None:
     path = app.config.mathjax_path or ""
     if "://" in path or path.startswith("//"):
@@ -141,6 +178,7 @@ def declare_idle_extensions_parallel_safe(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     enable_kernel_transport_encryption()
+    use_ipc_kernels()
     app.connect("builder-inited", declare_idle_extensions_parallel_safe)
     app.connect("builder-inited", check_local_mathjax)
     app.connect("builder-inited", disable_thebe_without_button)

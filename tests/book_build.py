@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 BUILD_TIMEOUT_S = 600
+ERROR_LINE = re.compile(r"Error\b|Exception\b|Traceback|WARNING|CRITICAL")
 # `make book`'s command: jupyter-book build, its lessons executed in parallel processes (tools/build_book.py)
 BUILD_COMMAND = [sys.executable, "tools/build_book.py", ".", "-W", "-n", "--keep-going", "--all"]
 
@@ -38,6 +40,17 @@ class BookBuild:
     log: str
     seconds: float
     html_dir: Path
+
+    def failure(self) -> str:
+        """Why the build failed, for a test's message: the log around its first error (the first cause; a
+        failed parallel read ends in the tracebacks of the kernels it stopped) and the log's end."""
+        lines = self.log.splitlines()
+        first = next(
+            (i for i, line in enumerate(lines) if ERROR_LINE.search(line) and "NbParserConfig" not in line),
+            None,
+        )
+        head = "" if first is None else "\n".join(lines[max(0, first - 20) : first + 20]) + "\n[...]\n"
+        return f"jupyter-book build failed (exit {self.returncode}):\n{head}{self.log[-4000:]}"
 
 
 _session_build: BookBuild | None = None

@@ -115,7 +115,7 @@ def catalogue(catalogues) -> dict:
 def book() -> BookBuild:
     """The website, built once per test session (tests/book_build.py)."""
     build = build_book()
-    assert build.returncode == 0, f"jupyter-book build failed (exit {build.returncode}):\n{build.log[-6000:]}"
+    assert build.returncode == 0, build.failure()
     return build
 
 

@@ -1,0 +1,67 @@
+"""The book build's own machinery, tested without building the book: the lessons' kernels
+(_ext/book_fixes.py, fix 6) and where the build keeps its execution cache (tools/build_book.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from book_build import ROOT
+
+sys.path.insert(0, str(ROOT / "_ext"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import book_fixes  # noqa: E402
+import build_book  # noqa: E402
+
+
+def _notebook(source: str) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell(source))
+    return notebook
+
+
+def test_lesson_kernels_listen_on_unix_sockets_and_leave_nothing_behind():
+    """Kernels on TCP ports raced for them when several Sphinx processes started kernels at once (a cold
+    build with 8 processes died in 11 s with `Address already in use`); on Unix sockets there is no port."""
+    managers = []
+    client = NotebookClient(
+        _notebook("6 * 7"),
+        kernel_manager_class=book_fixes.IpcKernelManager,
+        on_notebook_start=lambda notebook: managers.append(client.km),
+    )
+    executed = client.execute()
+    assert executed.cells[0].outputs[0]["data"]["text/plain"] == "42"
+    (manager,) = managers
+    assert manager.transport == "ipc"
+    folder = Path(manager.ip).parent
+    assert folder.name.startswith("jb-kernel-")
+    assert len(f"{manager.ip}-{manager.shell_port}") < 100, "a Unix socket path must stay under 108 bytes"
+    assert not folder.exists(), f"{folder} was left behind after the kernel shut down"
+
+
+def test_the_extension_makes_unix_socket_kernels_the_default():
+    original = NotebookClient.__dict__["_kernel_manager_class_default"]
+    try:
+        assert NotebookClient(_notebook("1")).kernel_manager_class is not book_fixes.IpcKernelManager
+        book_fixes.use_ipc_kernels()
+        assert NotebookClient(_notebook("1")).kernel_manager_class is book_fixes.IpcKernelManager
+    finally:
+        NotebookClient._kernel_manager_class_default = original
+    assert NotebookClient(_notebook("1")).kernel_manager_class is not book_fixes.IpcKernelManager
+
+
+def test_the_execution_cache_is_where_jupyter_book_looks(tmp_path):
+    assert build_book.cache_dir([".", "-W", "--all"]) == Path(".") / "_build" / ".jupyter_cache"
+    assert build_book.cache_dir(["book", "--path-output", str(tmp_path)]) == tmp_path / "_build" / ".jupyter_cache"
+
+
+def test_the_cache_database_exists_before_the_parallel_read(tmp_path):
+    """Every Sphinx process creating the database at once failed with `table settings already exists`."""
+    cache = tmp_path / "_build" / ".jupyter_cache"
+    build_book.prepare_cache(cache)
+    assert (cache / "global.db").is_file()
+    build_book.prepare_cache(cache)  # a second time is harmless
