@@ -266,6 +266,17 @@ def test_site_size(book):
     assert pages[largest] < PAGE_BUDGET_MB * 1e6, f"{largest} weighs {pages[largest] / 1e6:.1f} MB with its images"
 
 
+def test_no_script_or_style_names_a_source_map_that_is_not_there(book):
+    """The theme's source maps are dropped (book_fixes, fix 7): nothing may still point at one."""
+    static = book.html_dir / "_static"
+    dangling = []
+    for path in [*static.rglob("*.js"), *static.rglob("*.css")]:
+        for name in re.findall(r"sourceMappingURL=([^\s*]+)", path.read_text(encoding="utf8", errors="replace")):
+            if not name.startswith("data:") and not (path.parent / name).is_file():
+                dangling.append(f"{path.relative_to(book.html_dir)} -> {name}")
+    assert not dangling, dangling
+
+
 def test_no_page_loads_anything_from_another_host(book):
     problems = []
     for path in all_pages(book):

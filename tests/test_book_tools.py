@@ -65,3 +65,26 @@ def test_the_cache_database_exists_before_the_parallel_read(tmp_path):
     build_book.prepare_cache(cache)
     assert (cache / "global.db").is_file()
     build_book.prepare_cache(cache)  # a second time is harmless
+
+
+def test_source_maps_are_dropped_with_the_comments_that_name_them(tmp_path):
+    scripts = tmp_path / "_static" / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "theme.js").write_text("var a = 1;\n//# sourceMappingURL=theme.js.map\n")
+    (scripts / "theme.js.map").write_text("{}")
+    (scripts / "theme.css").write_text("a{}\n/*# sourceMappingURL=theme.css.map*/")
+    (scripts / "theme.css.map").write_text("{}")
+    (scripts / "plain.js").write_text("var b = 2;\n")
+
+    class Builder:
+        format = "html"
+
+    class App:
+        outdir = str(tmp_path)
+        builder = Builder()
+
+    book_fixes.drop_source_maps(App(), None)
+    assert sorted(p.name for p in scripts.iterdir()) == ["plain.js", "theme.css", "theme.js"]
+    assert (scripts / "theme.js").read_text() == "var a = 1;"
+    assert (scripts / "theme.css").read_text() == "a{}"
+    assert (scripts / "plain.js").read_text() == "var b = 2;\n"
