@@ -50,6 +50,10 @@ SANDBOX_FILE_BYTES = 64 << 20  # largest file it may write (RLIMIT_FSIZE)
 SANDBOX_SCRATCH_BYTES = 256 << 20  # its private, RAM-backed /tmp (the only writable place)
 SANDBOX_UID_BASE = 200_000  # root drops to uid BASE + worker slot: a uid that owns nothing
 NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
+# The judge (autograder/judge): one warm process per grading thread decides the verdicts of hidden tests
+# written as probe + judge. Its start (importing torch) and one verdict may take this long.
+JUDGE_START_TIMEOUT_S = 120
+JUDGE_VERDICT_TIMEOUT_S = 60
 # One warm sandbox per worker that forks a child per submission (autograder/sandbox.py,
 # ForkServer): torch is imported once per worker, not once per submission. Used when the
 # grader runs as root (each child needs a uid of its own); False: a new sandbox per submission.

@@ -9,7 +9,9 @@ Read from the code with `ast` (every `import` and `from ... import`, at any dept
   course's code (`course`): only the CLI, the thin top, reaches coursetools for `release` and `publish`.
 - `autograder/runner/` is a program that runs inside the sandbox: it imports only the standard library,
   the notebook's packages and its own sibling modules (never `autograder`), and the grader imports only
-  its `protocol` module.
+  its `protocol` and `plain` modules (the messages and the probe's data).
+- `autograder/judge/` is a program too (the clean interpreter that decides hidden tests): the standard
+  library, torch, numpy and the runner's `protocol` and `plain`.
 - `coursetools` (release, publish, samples, the manifest, course code) depends on the grader's bottom
   only: `autograder.config` and `autograder.model`.
 - No import cycle between modules.
@@ -32,6 +34,7 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder.runner": 2,  # only its protocol, see below
     "autograder.intake": 2,
     "autograder.sandbox": 2,
+    "autograder.judge": 2,  # a program like the runner, see below
     "autograder.records": 2,
     "autograder.grading": 3,
     "autograder.reporting": 4,
@@ -40,6 +43,8 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder.__main__": 7,
 }
 STDLIB = set(sys.stdlib_module_names)
+RUNNER_SHARED = ("autograder.runner.protocol", "autograder.runner.plain")  # the messages and the probe's data
+JUDGE_MAY_IMPORT = STDLIB | {"torch", "numpy", *RUNNER_SHARED}
 RUNNER_MAY_IMPORT = STDLIB | {"torch", "numpy", "matplotlib", "matplotlib_inline", "IPython", "traitlets", "runner"}
 
 
@@ -106,9 +111,7 @@ def test_the_grader_imports_downwards_only(path):
             continue
         target = layer(imported)
         if target == "autograder.runner":
-            assert imported == "autograder.runner.protocol", (
-                f"{name} imports {imported}: only the runner's protocol is shared"
-            )
+            assert imported in RUNNER_SHARED, f"{name} imports {imported}: only the runner's {RUNNER_SHARED} are shared"
             continue
         assert target is not None, f"{name} imports {imported}, which belongs to no layer"
         assert target == own or LAYERS[target] < LAYERS[own], f"{name} ({own}) imports {imported} ({target}): upwards"
@@ -122,6 +125,15 @@ def test_the_runner_is_a_program_of_its_own(path):
         top = imported.split(".")[0]
         assert top in RUNNER_MAY_IMPORT, (
             f"runner/{path.name} imports {imported}: it runs in the sandbox, with no grader code"
+        )
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "autograder" / "judge").glob("*.py")), ids=lambda p: p.name)
+def test_the_judge_is_a_program_of_its_own(path):
+    """The judge decides verdicts from plain data: it imports no grader code that could reach a student's."""
+    for imported in imports_of(path):
+        assert imported in JUDGE_MAY_IMPORT or imported.split(".")[0] in JUDGE_MAY_IMPORT, (
+            f"judge/{path.name} imports {imported}"
         )
 
 

@@ -11,7 +11,8 @@ pool of pre-warmed interpreters or a cluster backend can run it later.
    (it raises NotImplementedError). Every repair is recorded on the Result.
 2. run it top to bottom in a fresh sandboxed process (`sandbox`): errors do not stop
    the run; a cell that hangs, or a process that dies, stops it and costs the tests
-   after that point, with the reason recorded.
+   after that point, with the reason recorded. A hidden test written as probe and judge
+   sends only its probe there; the judge (`judging`) decides it from the probe's data.
 3. score: a test cell earns its points when it ran to the end without raising and the
    runner's integrity checks found nothing (stderr output never costs points). The
    message kept for feedback is the exception's name and text, never a traceback (it
@@ -35,8 +36,17 @@ from nbformat import NotebookNode
 
 from autograder import config
 from autograder.grading.align import align
+from autograder.grading.judging import JudgeFailed, judge_report
 from autograder.model.records import CellResult, Job, Result, Submission
-from autograder.model.notebooks import grade_id, is_protected_cell, is_test_cell, max_points, nbgrader_meta, read
+from autograder.model.notebooks import (
+    grade_id,
+    is_protected_cell,
+    is_test_cell,
+    max_points,
+    nbgrader_meta,
+    read,
+    split_test,
+)
 from autograder.sandbox import Cell, Limits, Report, run_cells
 
 
@@ -75,7 +85,11 @@ def cells_to_run(nb: NotebookNode) -> list[Cell]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        kind = "test" if is_test_cell(cell) else "locked" if is_protected_cell(cell) else "student"
+        if is_test_cell(cell):
+            parts = split_test(cell.source)  # the judge's part never reaches the student's process
+            cells.append(Cell(index, "test", parts.kernel, grade_id(cell) or "", probe=parts.has_judge))
+            continue
+        kind = "locked" if is_protected_cell(cell) else "student"
         cells.append(Cell(index, kind, cell.source, grade_id(cell) or ""))
     return cells
 
@@ -156,6 +170,10 @@ def execute_submission(job: Job) -> Result:
     )
     if report.machinery_error:
         return zero_result(job, "not graded: the grader failed (it will retry)", source, internal_error=report.machinery_error)
+    try:
+        judge_report(nb, report)
+    except JudgeFailed as exc:
+        return zero_result(job, "not graded: the grader failed (it will retry)", source, internal_error=str(exc))
     integrity = _fill_outputs(nb, report)
     cells = [score_cell(c, report.stopped or NOT_RUN) for c in nb.cells if is_test_cell(c)]
     return Result(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -28,6 +29,10 @@ HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
 SOLUTION_BEGIN = "### BEGIN SOLUTION"
 SOLUTION_END = "### END SOLUTION"
+# Inside a hidden-test region: what follows PROBE runs with the student's code, what follows JUDGE only in
+# the judge; what comes before PROBE (the test's inputs, built from seeds) runs in both.
+PROBE_MARK = "### PROBE"
+JUDGE_MARK = "### JUDGE"
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
@@ -186,6 +191,56 @@ def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
     visible = {line.strip() for cell in release_notebook(source).cells for line in cell.source.splitlines()}
     hidden = {line.strip() for cell in source.cells if is_test_cell(cell) for line in hidden_test_lines(cell)}
     return {line for line in hidden if len(line) >= min_length and line not in visible}
+
+
+@dataclass(frozen=True)
+class TestParts:
+    """A test cell's source, split between the two processes that run it.
+
+    kernel: what runs in the sandboxed kernel, next to the student's code: the visible checks, the hidden
+        test's inputs and its probe (which ends by setting `probe` to plain data), markers removed.
+    judge: what runs in the judge, a clean interpreter that never sees student code: the same inputs,
+        rebuilt there, then the judge's comparisons of `probe` against references it computes itself.
+        Empty for a test written in one piece (all of it runs in the kernel, as nbgrader does)."""
+
+    kernel: str
+    judge: str
+
+    @property
+    def has_judge(self) -> bool:
+        return bool(self.judge)
+
+
+def split_test(source: str) -> TestParts:
+    """Split a test cell's source at its PROBE and JUDGE markers (see TestParts)."""
+    if PROBE_MARK not in source and JUDGE_MARK not in source:
+        return TestParts(source, "")
+    kernel: list[str] = []
+    judge: list[str] = []
+    part = "visible"
+    for line in source.splitlines():
+        mark = line.strip()
+        if mark == HIDDEN_BEGIN:
+            part = "inputs"
+        elif mark == PROBE_MARK and part == "inputs":
+            part = "probe"
+        elif mark == JUDGE_MARK and part == "probe":
+            part = "judge"
+        elif mark == HIDDEN_END:
+            part = "visible"
+        elif mark in (PROBE_MARK, JUDGE_MARK):
+            raise ValueError(f"{mark!r} out of order: a hidden test is inputs, {PROBE_MARK}, then {JUDGE_MARK}")
+        else:
+            if part in ("visible", "inputs", "probe"):
+                kernel.append(line)
+            if part in ("inputs", "judge"):
+                judge.append(line)
+            continue
+        # a marker line: keep the line numbers of both parts close to the source's
+        kernel.append("")
+    if part != "visible" or not any(line.strip() for line in judge):
+        raise ValueError(f"a hidden test with {PROBE_MARK} needs {JUDGE_MARK} and {HIDDEN_END} after it")
+    return TestParts("\n".join(kernel), "\n".join(judge))
 
 
 def solution_region_lines(cell: NotebookNode) -> list[str]:

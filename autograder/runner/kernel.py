@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from . import protocol
+from . import plain, protocol
 from .guard import _MISSING, GUARDED_MODULES, Guard
 
 
@@ -117,6 +117,7 @@ class Runner:
         stderr = CappedStream("stderr", self.max_output, self.outputs)
         tamper: list[str] = []
         error = None
+        self.probe: Any = None
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = stdout, stderr
         signal.signal(signal.SIGALRM, _on_alarm)
@@ -148,7 +149,10 @@ class Runner:
                 )
         if error is not None:
             self.outputs.append({"output_type": "error", **error})
-        return {"outputs": self.outputs, "error": error, "tamper": tamper, "execution_count": self.count}
+        result = {"outputs": self.outputs, "error": error, "tamper": tamper, "execution_count": self.count}
+        if cell.get(protocol.PROBE):
+            result[protocol.PROBE] = self.probe
+        return result
 
     def _alarm(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, self.cell_timeout)
@@ -194,7 +198,11 @@ class Runner:
             problems = guard.unfixable()
             if problems:
                 return {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}, notes
+        if cell.get(protocol.PROBE):
+            namespace.pop(protocol.PROBE, None)  # only what this cell's probe sets is handed over
         error = self.run_trusted(cell)
+        if cell.get(protocol.PROBE) and error is None:
+            error = self.take_probe(namespace)
         if guard.enabled and error is None:
             during = guard.changed() + [p for p in guard.unfixable()]
             if sys.gettrace() is not None or sys.getprofile() is not None:
@@ -208,6 +216,18 @@ class Runner:
                     "traceback": [],
                 }
         return error, notes
+
+    def take_probe(self, namespace: dict) -> dict | None:
+        """The plain data the test's probe left in `probe`, encoded for the judge (self.probe), or the
+        error that fails the cell: no data, or data that is not plain."""
+        value = namespace.pop(protocol.PROBE, _MISSING)
+        if value is _MISSING:
+            return {"ename": "ProbeError", "evalue": "the test's probe handed over nothing", "traceback": []}
+        try:
+            self.probe = plain.encode(value)
+        except plain.NotPlain as exc:
+            return {"ename": "ProbeError", "evalue": f"the test could not hand over its data: {exc}", "traceback": []}
+        return None
 
 
 def _on_alarm(signum, frame):

@@ -10,7 +10,8 @@ A kernel (`python .../runner`):
 - grader -> runner, on stdin: first the hello {"token", "harden", "cell_timeout", "max_output"}, then one
   cell at a time {"index", "kind", "name", "source"} (kind: CELL_STUDENT, CELL_LOCKED or CELL_TEST), then
   {END: true}. A cell is sent only after the previous one is done, so hidden tests reach the process one
-  test cell at a time, when they run.
+  test cell at a time, when they run. A test cell with {PROBE: true} carries only its visible checks and its
+  probe (never its judge); its DONE frame carries {PROBE: <the probe's plain data>} (runner.plain).
 - runner -> grader, on the result channel (the original stdout): {"type": READY}, then per cell
   {"type": DONE, "index", "outputs", "error", "seconds", "tamper"}. Every frame carries the process's pid
   and the token, so output written by student code or by a forked child is not taken for the runner's.
@@ -32,10 +33,12 @@ READY = "ready"  # a kernel is up: torch imported, state snapshotted, waiting fo
 DONE = "done"  # one cell ran
 ZYGOTE = "zygote"  # a fork server is up (also the key of the request that starts one)
 EXITED = "exited"  # a fork server's child is gone
+VERDICT = "verdict"  # the judge decided one test cell (autograder.judge)
 IDLE = "idle"  # a fork server has cleaned up after its child and takes the next request
 # grader -> runner: keys of a message
 END = "end"  # no more cells
 FORK = "fork"  # fork a kernel for one submission
+PROBE = "probe"  # a test cell whose probe hands plain data to the judge (grader -> runner), and that data (back)
 # the kinds of cell
 CELL_STUDENT, CELL_LOCKED, CELL_TEST = "student", "locked", "test"
 

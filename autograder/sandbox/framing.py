@@ -22,6 +22,7 @@ class Cell:
     kind: str  # "student", "locked" or "test"
     source: str
     name: str = ""  # grade_id, for messages
+    probe: bool = False  # a test whose probe hands data to the judge (the source holds no judge)
 
 
 @dataclass
@@ -32,6 +33,7 @@ class CellRun:
     seconds: float
     execution_count: int
     tamper: list[str] = field(default_factory=list)
+    probe: object = None  # the probe's plain data, encoded (runner.plain), for the judge
 
 
 @dataclass
@@ -157,7 +159,10 @@ def serve_cells(
         return frame
 
     for cell in cells:
-        if not send(proc, {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}):
+        message = {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}
+        if cell.probe:
+            message[protocol.PROBE] = True
+        if not send(proc, message):
             report.stopped = describe_exit() + f", before cell {cell.index + 1}"
             return "stopped"
         cell_deadline = min(time.monotonic() + limits.cell_timeout_s + config.CELL_KILL_GRACE_S, notebook_deadline)
@@ -189,6 +194,7 @@ def serve_cells(
             float(frame.get("seconds", 0)),
             int(frame.get("execution_count", 0)),
             list(frame.get("tamper") or []),
+            frame.get(protocol.PROBE),
         )
     send(proc, {protocol.END: True})
     return "done"

@@ -1,0 +1,76 @@
+"""The judge program: one verdict per request, for as long as its grader thread lives.
+
+grader -> judge, on stdin, one JSON line per test cell: {"name", "source", "probe"} (source: the test's
+inputs and judge, never student code; probe: runner.plain's encoding of what the probe handed over).
+judge -> grader, on the original stdout: {"type": READY} once torch is imported, then per request
+{"type": VERDICT, "error": null | {"ename", "evalue"}, "seconds"}. What the judge's code prints goes to
+stderr, never to the channel."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+import time
+from typing import Any
+
+import numpy
+import torch
+
+from autograder.runner import plain, protocol
+
+
+def namespace(probe: Any) -> dict[str, Any]:
+    """What a judge's code starts with: the probe's data and the modules hidden tests use, on the CPU."""
+    return {
+        "__name__": "__judge__",
+        "probe": probe,
+        "torch": torch,
+        "nn": torch.nn,
+        "F": torch.nn.functional,
+        "math": math,
+        "np": numpy,
+        "numpy": numpy,
+        "random": random,
+        "device": torch.device("cpu"),
+    }
+
+
+def verdict(request: dict) -> dict | None:
+    """None when the test passes, else the error that fails it (name and message, never a traceback)."""
+    try:
+        data = plain.decode(request.get("probe"))
+    except plain.NotPlain as exc:
+        return {"ename": "ProbeError", "evalue": f"the test's data could not be read: {exc}"}
+    random.seed(0)
+    numpy.random.seed(0)
+    torch.manual_seed(0)
+    torch.set_grad_enabled(True)
+    try:
+        code = compile(request["source"], f"<judge of {request.get('name') or 'a test'}>", "exec")
+        exec(code, namespace(data))  # noqa: S102 - the course's own test code, from solutions/
+    except Exception as exc:  # noqa: BLE001 - every failure of a comparison fails the cell
+        return {"ename": type(exc).__name__, "evalue": str(exc)[:2000]}
+    return None
+
+
+def serve() -> None:
+    channel = os.dup(1)
+    os.dup2(2, 1)  # prints of the judge's code go to stderr
+    sys.stdout = sys.stderr
+
+    def answer(message: dict) -> None:
+        protocol.write_frame(channel, message)
+
+    answer({"type": protocol.READY})
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.monotonic()
+        error = verdict(request)
+        answer({"type": protocol.VERDICT, "error": error, "seconds": round(time.monotonic() - started, 4)})
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,142 @@
+"""The probe/judge split's pieces: plain data (autograder/runner/plain.py), the judge program
+(autograder/judge) and its warm client (autograder/grading/judging.py), a test cell's two parts."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from autograder.grading.judging import Judge
+from autograder.model.notebooks import split_test
+from autograder.runner import plain
+
+
+def round_trip(value):
+    return plain.decode(json.loads(json.dumps(plain.encode(value))))
+
+
+def test_plain_data_comes_back_as_it_went():
+    gen = torch.Generator().manual_seed(0)
+    weights = torch.randn(3, 4, generator=gen, dtype=torch.float64)
+    value = {
+        "out": torch.randn(2, 3, generator=gen),
+        "weights": torch.nn.Parameter(weights),
+        "mask": torch.tensor([[True, False]]),
+        "half": torch.ones(2, dtype=torch.bfloat16),
+        "empty": torch.empty(0, 5),
+        "scalar": torch.tensor(2.5),
+        "shape": torch.Size([2, 3]),
+        "dtype": torch.float16,
+        "array": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "numbers": [1, 2.5, float("nan"), -math.inf, 1 + 2j, np.float32(0.5), True, None],
+        "pair": ("a", 1),
+    }
+    back = round_trip(value)
+    assert torch.equal(back["out"], value["out"])
+    assert type(back["weights"]) is torch.Tensor and torch.equal(back["weights"], weights)
+    assert back["mask"].dtype == torch.bool and back["mask"].tolist() == [[True, False]]
+    assert back["half"].dtype == torch.bfloat16 and back["empty"].shape == (0, 5)
+    assert back["scalar"].shape == () and back["scalar"].item() == 2.5
+    assert back["shape"] == (2, 3) and back["dtype"] is torch.float16 and back["pair"] == ("a", 1)
+    assert back["array"].dtype == np.int32 and back["array"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    numbers = back["numbers"]
+    assert numbers[0] == 1 and numbers[1] == 2.5 and math.isnan(numbers[2]) and numbers[3] == -math.inf
+    assert numbers[4] == 1 + 2j and numbers[5] == 0.5 and numbers[6] is True and numbers[7] is None
+
+
+class Imitation:
+    """An object that answers like a tensor."""
+
+    shape = (2, 3)
+    dtype = torch.float32
+
+    def __eq__(self, other):
+        return True
+
+
+class Sneaky(torch.Tensor):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (Imitation(), "not plain data"),
+        (torch.ones(2).as_subclass(Sneaky), "subclass of torch.Tensor"),
+        ({"f": print}, "not plain data"),
+        ({1: 2}, "key that is not a string"),
+        (torch.nn.Linear(2, 2), "not plain data"),
+        (np.array([object()]), "not of numbers"),
+        (torch.zeros(plain.MAX_BYTES // 4 + 1), "MiB of tensor data"),
+        (ValueError("x"), "not plain data"),
+    ],
+    ids=["imitation", "subclass", "function", "int-key", "module", "object-array", "too-big", "exception"],
+)
+def test_what_is_not_plain_is_refused_with_its_reason(value, reason):
+    with pytest.raises(plain.NotPlain, match=reason):
+        plain.encode(value)
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        {"tensor": {"dtype": "float32", "shape": [3], "data": "AAAA"}},  # 3 bytes for 12
+        {"tensor": {"dtype": "object", "shape": [1], "data": ""}},
+        {"pickle": "gASV"},
+        {"dict": [[1, 2]]},
+        {"float": "1e999"},
+        {"array": {"dtype": "|O", "shape": [1], "data": "AAAAAAAAAAA="}},
+        [1, 2],
+    ],
+)
+def test_decoding_refuses_forged_data(forged):
+    with pytest.raises(plain.NotPlain):
+        plain.decode(forged)
+
+
+SOURCE = """\
+assert softmax is not None
+### BEGIN HIDDEN TESTS
+x = torch.arange(4.0)
+### PROBE
+probe = {"out": softmax(x)}
+### JUDGE
+torch.testing.assert_close(probe["out"], torch.softmax(x, -1), msg="wrong softmax")
+### END HIDDEN TESTS
+"""
+
+
+def test_a_test_cell_splits_into_what_each_process_runs():
+    parts = split_test(SOURCE)
+    assert "softmax(x)" in parts.kernel and "assert_close" not in parts.kernel, "the judge never reaches the kernel"
+    assert "x = torch.arange(4.0)" in parts.kernel and "x = torch.arange(4.0)" in parts.judge
+    assert "softmax(x)}" not in parts.judge and "assert softmax is not None" not in parts.judge
+    assert split_test("assert 1\n### BEGIN HIDDEN TESTS\nassert 2\n### END HIDDEN TESTS").judge == ""
+    with pytest.raises(ValueError):
+        split_test("### BEGIN HIDDEN TESTS\n### JUDGE\nx\n### PROBE\ny\n### END HIDDEN TESTS")
+
+
+def test_the_judge_recomputes_and_decides():
+    judge = Judge()
+    try:
+        source = split_test(SOURCE).judge
+        right = plain.encode({"out": torch.softmax(torch.arange(4.0), -1)})
+        assert judge.verdict("t", source, right).error is None
+        wrong = plain.encode({"out": torch.arange(4.0) / 6})
+        error = judge.verdict("t", source, wrong).error
+        assert error is not None and error["ename"] == "AssertionError" and "wrong softmax" in error["evalue"]
+        missing = judge.verdict("t", source, plain.encode({})).error
+        assert missing is not None and missing["ename"] == "KeyError"
+        forged = judge.verdict("t", source, {"pickle": "gASV"}).error
+        assert forged is not None and forged["ename"] == "ProbeError"
+        first = judge.proc
+        assert judge.verdict("t", source, right).error is None and judge.proc is first, "the judge stays warm"
+        judge.proc.kill()
+        judge.proc.wait()
+        assert judge.verdict("t", source, right).error is None, "a dead judge is replaced"
+    finally:
+        judge.close()
