@@ -24,7 +24,7 @@ import pytest
 
 from autograder import config
 from autograder.grading.grade import Options, grade
-from autograder.model.notebooks import secret_lines
+from autograder.model.notebooks import JUDGE_MARK, PROBE_MARK, secret_lines
 from autograder.records.gradebook import executed_path
 from autograder.reporting.export import export_csv
 from autograder.reporting.feedback import write_feedback
@@ -194,15 +194,45 @@ def test_export_has_a_repairs_column(run):
     assert rows["reference"]["repairs"] == ""
 
 
-def test_each_tamper_case_is_a_real_attack(tmp_path):
-    """With the runner's guard off the same submissions earn points they do not deserve."""
-    names = [n for n, c in CASES.items() if c.gains_unguarded]
+def one_piece_solutions(folder: Path) -> Path:
+    """solutions/ with every hidden test in one piece: the PROBE and JUDGE marker lines removed, so the
+    judge's comparisons run in the student's kernel right after the probe, as nbgrader runs a test."""
+    folder.mkdir(parents=True)
+    for path in config.SOLUTIONS_DIR.glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            lines = cell.source.splitlines()
+            cell.source = "\n".join(line for line in lines if line.strip() not in (PROBE_MARK, JUDGE_MARK))
+        nbformat.write(nb, folder / path.name)
+    return folder
+
+
+def grade_tamper_cases(tmp_path: Path, solutions_dir: Path, harden: bool) -> dict:
+    names = [n for n, c in CASES.items() if c.kind == "tamper"]
     subs = tmp_path / "submissions"
-    ctx = adversarial.Context(config.SOLUTIONS_DIR, tmp_path / "w", subs, tmp_path / "m", 9, tmp_path / "t")
+    ctx = adversarial.Context(solutions_dir, tmp_path / "w", subs, tmp_path / "m", 9, tmp_path / "t")
     for name in names:
         adversarial.write_case(CASES[name], ctx, subs)
-    results = {
-        r.student: r for r in grade(subs, Options(workdir=tmp_path / "w", limits=LIMITS, harden=False), out=_Quiet())
-    }
-    for name in names:
-        assert results[name].score > CASES[name].score, f"{name} gains nothing without the guard: {results[name].score}"
+    options = Options(workdir=tmp_path / "w", limits=LIMITS, harden=harden, solutions_dir=solutions_dir)
+    return {r.student: r for r in grade(subs, options, out=_Quiet())}
+
+
+def test_each_tamper_case_is_a_real_attack(tmp_path):
+    """Against the same tests in one piece (compared in the student's process) with the runner's guard off,
+    each trick marked `gains_unguarded` earns points its wrong answer does not deserve."""
+    results = grade_tamper_cases(tmp_path, one_piece_solutions(tmp_path / "solutions"), harden=False)
+    for name, case in CASES.items():
+        if case.gains_unguarded:
+            assert results[name].score > adversarial.NO_ATTENTION, (
+                f"{name} gains nothing in one piece without the guard: {results[name].score}"
+            )
+
+
+def test_the_judge_fails_every_tamper_case_even_without_the_guard(tmp_path):
+    """With the guard off, the verdicts the judge computes outside the student's process still give every
+    trick at most what its wrong answer earns alone: student code can only make its own results wrong."""
+    results = grade_tamper_cases(tmp_path, config.SOLUTIONS_DIR, harden=False)
+    table = {name: r.score for name, r in results.items()}
+    print("\ntamper case, guard off: points", table)
+    gained = {name: score for name, score in table.items() if score > adversarial.NO_ATTENTION}
+    assert not gained, f"tricks that gain points with the guard off: {gained}"

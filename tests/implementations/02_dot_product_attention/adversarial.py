@@ -559,6 +559,140 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 """)
 
 
+# -- tamper, family 2: what no list of things to restore can catch (issue: verdicts outside the student's process).
+# Each is a real attack on a test that compares in the student's process (the one-piece run of test_adversarial),
+# guard on or off; the judge, which never runs student code, fails all of them.
+
+def _code_swap_assert_close(ctx):
+    """The function object stays the one the guard snapshots; only its code changes."""
+    return attack(wrong(), """
+import torch
+torch.testing.assert_close.__code__ = (lambda *args, **kwargs: None).__code__
+""")
+
+
+def _code_swap_numpy(ctx):
+    return attack(wrong(), """
+import numpy, numpy.testing, torch
+numpy.testing.assert_allclose.__code__ = (lambda *args, **kwargs: None).__code__
+torch.testing.assert_close.__code__ = numpy.testing.assert_allclose.__code__
+""")
+
+
+def _patch_torch_testing_class(ctx):
+    """A class deep inside torch.testing that assert_close uses to compare tensors."""
+    return attack(wrong(), """
+import torch.testing._comparison as comparison
+comparison.TensorLikePair.compare = lambda self: None
+""")
+
+
+def _patch_numpy_testing_internals(ctx):
+    return attack(wrong(), """
+import numpy.testing._private.utils as utils, torch.testing._comparison as comparison
+utils.assert_array_compare.__code__ = (lambda *args, **kwargs: None).__code__
+comparison.TensorLikePair._compare_values = lambda self, actual, expected: None
+""")
+
+
+def _settrace_rewrites_arguments(ctx):
+    """A trace function that hands assert_close the expected value as the actual one."""
+    return attack(wrong(), """
+import sys
+
+def tracer(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "assert_close":
+        frame.f_locals["actual"] = frame.f_locals["expected"]
+    return None
+
+sys.settrace(tracer)
+import threading
+threading.settrace(tracer)
+""")
+
+
+def _frame_edits_test_globals(ctx):
+    """The answer reaches the test's namespace through sys._getframe and gives it a torch whose
+    assert_close does nothing."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import math, sys, types
+import torch
+
+class LenientTesting:
+    @staticmethod
+    def assert_close(*args, **kwargs):
+        return None
+
+REAL_TORCH = torch  # the notebook's globals are the test's: keep the real module under another name
+
+class LenientTorch(types.ModuleType):
+    def __getattr__(self, name):
+        return LenientTesting if name == "testing" else getattr(REAL_TORCH, name)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    torch = REAL_TORCH
+    caller = sys._getframe(1)
+    if caller.f_globals.get("torch") is torch:
+        caller.f_globals["torch"] = LenientTorch("torch")
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return weights @ v, weights
+""")
+
+
+def _fake_torch_testing_module(ctx):
+    """A fake torch.testing in sys.modules and on torch, with an import hook that serves it again."""
+    return attack(wrong(), """
+import importlib.abc, importlib.util, sys, types, torch
+fake = types.ModuleType("torch.testing")
+fake.assert_close = lambda *args, **kwargs: None
+sys.modules["torch.testing"] = fake
+torch.testing = fake
+
+class Serve(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == "torch.testing" else None
+    def create_module(self, spec):
+        return fake
+    def exec_module(self, module):
+        pass
+
+sys.meta_path.insert(0, Serve())
+""")
+
+
+def _forge_verdicts_through_gc(ctx):
+    """Finds the runner's own object through gc and makes every later test cell report success."""
+    return attack(wrong(), """
+import gc
+for obj in gc.get_objects():
+    if type(obj).__name__ == "Runner" and hasattr(obj, "run_test"):
+        obj.run_test = lambda cell: (None, [])
+""")
+
+
+def _imitation_tensor(ctx):
+    """Returns objects that answer every comparison with 'equal'."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import torch
+
+class Imitation:
+    def __init__(self, like):
+        self.shape, self.dtype, self.device = like.shape, like.dtype, like.device
+    def __eq__(self, other):
+        return True
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    weights = softmax(scores, dim=-1)
+    return Imitation(weights @ v), Imitation(weights)
+""")
+
+
 CASES: list[Case] = [
     Case("reference", "structure", "the reference solution, untouched", lambda ctx: correct(), FULL),
     Case("answers-deleted", "structure", "the released notebook with its answer cells deleted", _answers_deleted, 0,
@@ -632,6 +766,24 @@ CASES: list[Case] = [
          _torch_function_mode, SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-inside-answer", "tamper", "the answer patches assert_close when a test calls it",
          _patch_inside_function, NO_ATTENTION, gains_unguarded=True),
+    Case("code-swap-assert-close", "tamper", "assert_close's code object replaced (the function object stays)",
+         _code_swap_assert_close, NO_ATTENTION, gains_unguarded=True),
+    Case("code-swap-numpy", "tamper", "numpy.testing.assert_allclose's code replaced, and assert_close's with it",
+         _code_swap_numpy, NO_ATTENTION, gains_unguarded=True),
+    Case("patch-torch-testing-class", "tamper", "torch.testing._comparison.TensorLikePair.compare replaced",
+         _patch_torch_testing_class, NO_ATTENTION, gains_unguarded=True),
+    Case("patch-testing-internals", "tamper", "numpy's assert_array_compare code and a TensorLikePair method replaced",
+         _patch_numpy_testing_internals, NO_ATTENTION, gains_unguarded=True),
+    Case("settrace-arguments", "tamper", "sys.settrace hook that hands assert_close the expected value",
+         _settrace_rewrites_arguments, NO_ATTENTION, gains_unguarded=True),
+    Case("frame-edits-test", "tamper", "the answer swaps the test's torch through sys._getframe",
+         _frame_edits_test_globals, NO_ATTENTION, gains_unguarded=True),
+    Case("fake-torch-testing", "tamper", "a fake torch.testing in sys.modules, on torch and behind an import hook",
+         _fake_torch_testing_module, NO_ATTENTION, gains_unguarded=True),
+    Case("forge-through-gc", "tamper", "the runner found through gc: every later test reports success",
+         _forge_verdicts_through_gc, SOFTMAX_ONLY, gains_unguarded=True),
+    Case("imitation-tensor", "tamper", "returns objects that imitate tensors and say 'equal' to anything",
+         _imitation_tensor, NO_ATTENTION),  # assert_close already refuses a non-tensor; the probe refuses it as data
 ]
 
 
