@@ -1,0 +1,170 @@
+"""Verdicts from the judge: hidden tests decided where student code never ran.
+
+A hidden test written as inputs, probe and judge (model.notebooks.split_test) runs in two processes. The
+sandboxed kernel runs the visible checks and the probe next to the student's code, and hands over the
+probe's plain data (runner.plain). The judge, a clean interpreter (autograder.judge), rebuilds the inputs,
+computes the references and compares. A cell earns its points only if both passed: student code can fail
+its own cell (a visible check, an exception, data that is not plain), never pass one, because nothing
+it can change in its own process decides the verdict.
+
+One judge process per grading thread stays warm for the thread's life (torch is imported once), like the
+kernel's fork server; a judge that dies or hangs is replaced.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from autograder import config
+from autograder.model.notebooks import grade_id, is_test_cell, split_test
+from autograder.runner import protocol
+from autograder.sandbox import Report
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds autograder/ (and course/)
+
+
+class JudgeFailed(RuntimeError):
+    """The judge process itself failed (not the submission): the grade is retried, never stored."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    error: dict | None  # None: passed; else {"ename", "evalue"}, the cell's failure
+    seconds: float = 0.0
+
+
+class Judge:
+    """One judge process, started on first use and restarted when it dies."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.buffer = b""
+        self.errors = tempfile.TemporaryFile()
+
+    def _start(self) -> subprocess.Popen:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH", "")]))
+        env["CUDA_VISIBLE_DEVICES"] = ""  # references are computed on the CPU, whatever the kernel used
+        self.errors.seek(0)
+        self.errors.truncate()
+        self.buffer = b""
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autograder.judge"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            env=env,
+            cwd=PACKAGE_ROOT,
+        )
+        self.proc = proc
+        if self._read(time.monotonic() + config.JUDGE_START_TIMEOUT_S).get("type") != protocol.READY:
+            raise JudgeFailed(f"the judge did not start: {self._tail()}")
+        return proc
+
+    def _tail(self) -> str:
+        self.errors.seek(0)
+        return self.errors.read()[-2000:].decode("utf-8", "replace").strip() or "no message"
+
+    def _read(self, deadline: float) -> dict:
+        """The judge's next message, or {} at the deadline or when it is gone."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return {}
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return {}
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def verdict(self, name: str, source: str, probe: object) -> Verdict:
+        """The judge's verdict on one test cell. A judge that hangs on the data it was given is replaced
+        and the cell fails; one that cannot start or dies is a failure of the grader (JudgeFailed)."""
+        for attempt in (1, 2):
+            proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(protocol.encode({"name": name, "source": source, "probe": probe}))
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                self.close()
+                continue
+            answer = self._read(time.monotonic() + config.JUDGE_VERDICT_TIMEOUT_S)
+            if answer.get("type") == protocol.VERDICT:
+                return Verdict(answer.get("error"), float(answer.get("seconds", 0.0)))
+            timed_out = proc.poll() is None
+            self.close()
+            if timed_out:
+                return Verdict(
+                    {
+                        "ename": "JudgeTimeout",
+                        "evalue": f"judging this test's data took longer than {config.JUDGE_VERDICT_TIMEOUT_S} s",
+                    }
+                )
+        raise JudgeFailed(f"the judge died twice: {self._tail()}")
+
+    def close(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait()
+            for pipe in (self.proc.stdin, self.proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self.proc = None
+
+
+_local = threading.local()
+_all: list[Judge] = []
+_all_lock = threading.Lock()
+
+
+def thread_judge() -> Judge:
+    """This thread's warm judge."""
+    judge = getattr(_local, "judge", None)
+    if judge is None:
+        judge = _local.judge = Judge()
+        with _all_lock:
+            _all.append(judge)
+    return judge
+
+
+@atexit.register
+def _close_all() -> None:
+    with _all_lock:
+        for judge in _all:
+            judge.close()
+
+
+def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -> None:
+    """Decide every test cell of `nb` that has a judge and passed in the kernel: its verdict becomes the
+    cell's error (and an error output) when the judge fails it. Raises JudgeFailed if the judge breaks."""
+    for index, cell in enumerate(nb.cells):
+        if not is_test_cell(cell):
+            continue
+        run = report.cells.get(index)
+        parts = split_test(cell.source)
+        if not parts.has_judge or run is None or run.error is not None:
+            continue
+        if run.probe is None:
+            error: dict | None = {"ename": "ProbeError", "evalue": "the test's probe handed over nothing"}
+        else:
+            error = (judge or thread_judge()).verdict(grade_id(cell) or str(index), parts.judge, run.probe).error
+        if error is not None:
+            run.error = {"ename": str(error.get("ename", "Error")), "evalue": str(error.get("evalue", "")), "traceback": []}
+            run.outputs.append({"output_type": "error", **run.error})
