@@ -33,6 +33,7 @@ from nbformat import NotebookNode
 
 from autograder import config
 from autograder.model.notebooks import (
+    PROVIDED_HEADER,
     grade_id,
     is_solution_cell,
     is_test_cell,
@@ -44,7 +45,6 @@ from autograder.model.notebooks import (
     solution_region_lines,
 )
 
-PROVIDED_HEADER = "# Provided by the course:"
 PROVIDED_NOTE = "# Reference code from earlier chapters, locked: run it as it is (the grader uses this exact cell)."
 _PROVIDED_LINE = re.compile(r"^#\s*Provided by the course:(.*)$")
 # Solution and provided lines shorter than this (stripped) are too common to mean anything.

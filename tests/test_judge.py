@@ -140,3 +140,26 @@ def test_the_judge_recomputes_and_decides():
         assert judge.verdict("t", source, right).error is None, "a dead judge is replaced"
     finally:
         judge.close()
+
+
+def test_the_judge_starts_from_the_setup_and_provided_cells_only():
+    from autograder import config
+    from autograder.model.notebooks import judge_context, read
+
+    context = judge_context(read(config.SOLUTIONS_DIR / "05_multi_head.ipynb"))
+    assert 'device = "cuda" if torch.cuda.is_available() else "cpu"' in context  # the setup cell
+    assert context.count("# Provided by the course:") == 1 and "def causal_mask" in context
+    assert "def twin_modules" not in context, "a helper that builds the student's module is not the judge's"
+    assert "### BEGIN SOLUTION" not in context and "class MultiHeadAttention" not in context
+
+
+def test_a_judge_uses_the_context_it_is_given():
+    judge = Judge()
+    try:
+        context = "import torch\ndef reference(x):\n    return x.flip(0)\n"
+        source = 'torch.testing.assert_close(probe["out"], reference(torch.arange(3.0)), msg="not flipped")'
+        assert judge.verdict("t", source, plain.encode({"out": torch.tensor([2.0, 1.0, 0.0])}), context).error is None
+        error = judge.verdict("t", source, plain.encode({"out": torch.arange(3.0)}), context).error
+        assert error is not None and "not flipped" in error["evalue"]
+    finally:
+        judge.close()

@@ -161,7 +161,7 @@ def _slots(released: NotebookNode, source: NotebookNode) -> list[_Slot]:
     if len(released.cells) != len(source.cells):
         raise ValueError(f"released notebook has {len(released.cells)} cells, its source {len(source.cells)}")
     slots = []
-    for index, (rel, src) in enumerate(zip(released.cells, source.cells)):
+    for index, (rel, src) in enumerate(zip(released.cells, source.cells, strict=True)):
         gid = _nbgrader(src).get("grade_id")
         if _nbgrader(rel).get("grade_id") != gid or rel.get("id") != src.get("id"):
             raise ValueError(f"released cell {index + 1} is not the source's (grade_id {gid!r}): release again")
@@ -313,7 +313,7 @@ def _match_positions(matching: _Matching, slots: list[_Slot], cells: list[_Cell]
         signature = _stub_signature(slot)
 
         def score(cell: _Cell) -> int:
-            return len(signature & {line.strip() for line in cell.source.splitlines()})
+            return len(signature & {line.strip() for line in cell.source.splitlines()})  # noqa: B023 - used in this iteration only
 
         def candidate(cell: _Cell) -> bool:
             if cell.index in matching.slot_of:
@@ -322,10 +322,14 @@ def _match_positions(matching: _Matching, slots: list[_Slot], cells: list[_Cell]
                 # A copy of another answer that now holds this answer's def line: the
                 # student pasted a cell (metadata and all) and rewrote it as this answer.
                 return slots[matching.duplicate_of[cell.index]].kind == ANSWER and score(cell) > 0
-            return cell.grade_id not in by_grade_id and (cell.cell_id not in released_ids or cell.cell_id == slot.cell_id)
+            return cell.grade_id not in by_grade_id and (
+                cell.cell_id not in released_ids or cell.cell_id == slot.cell_id  # noqa: B023 - this iteration only
+            )
 
         candidates = [c for c in cells[low + 1 : high] if candidate(c)]
-        pool = [c for c in candidates if c.cell_type == slot.source.cell_type] or [c for c in candidates if score(c) > 0]
+        pool = [c for c in candidates if c.cell_type == slot.source.cell_type] or [
+            c for c in candidates if score(c) > 0
+        ]
         if pool:
             best = max(score(c) for c in pool)
             chosen = next(c for c in pool if score(c) == best)
@@ -349,13 +353,19 @@ def _metadata_changed(slot: _Slot, cell: _Cell) -> bool:
     return bool(cell.nbgrader) and _flags(cell.nbgrader) != _flags(_nbgrader(slot.released))
 
 
-def _new_cell(cell_type: str, source: str, metadata: dict, cell_id: str, like: NotebookNode | None = None) -> NotebookNode:
+def _new_cell(
+    cell_type: str, source: str, metadata: dict, cell_id: str, like: NotebookNode | None = None
+) -> NotebookNode:
     """A fresh cell: code without outputs or execution count.
 
     Attachments are copied only from our own notebooks (`like`): a student's could be
     malformed and make the notebook invalid, and markdown is not graded anyway.
     """
-    make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell, "raw": nbformat.v4.new_raw_cell}
+    make = {
+        "code": nbformat.v4.new_code_cell,
+        "markdown": nbformat.v4.new_markdown_cell,
+        "raw": nbformat.v4.new_raw_cell,
+    }
     cell = make[cell_type](source=source, metadata=copy.deepcopy(metadata))
     cell["id"] = cell_id
     if like is not None and cell_type != "code" and like.get("cell_type") == cell_type and like.get("attachments"):
@@ -423,7 +433,9 @@ def _defined_names(code: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
-def _defined_elsewhere(slot: _Slot, stub: NotebookNode, repairs: list[str], kept: list[_Cell]) -> tuple[NotebookNode, list[str]]:
+def _defined_elsewhere(
+    slot: _Slot, stub: NotebookNode, repairs: list[str], kept: list[_Cell]
+) -> tuple[NotebookNode, list[str]]:
     """An answer slot left empty because the student wrote the answer in a cell of their own.
 
     Running the released stub there would redefine the student's function with one that
@@ -439,7 +451,9 @@ def _defined_elsewhere(slot: _Slot, stub: NotebookNode, repairs: list[str], kept
         return stub, repairs
     names = ", ".join(sorted(wanted & set().union(*(_defined_names(c.source) for c in owners))))
     stub.source = f"# {slot.label} was not found here; {names} from another cell of the submission is used"
-    return stub, [f"{slot.label} was missing, but the submission defines {names} in another cell, which was run instead"]
+    return stub, [
+        f"{slot.label} was missing, but the submission defines {names} in another cell, which was run instead"
+    ]
 
 
 def _duplicate_repairs(slot: _Slot, copies: list[_Cell]) -> tuple[set[int], list[str]]:
@@ -450,7 +464,9 @@ def _duplicate_repairs(slot: _Slot, copies: list[_Cell]) -> tuple[set[int], list
         return set(), []  # a copied prompt is harmless text
     if slot.kind == ANSWER:
         times = len(copies) + 1
-        return set(), [f"{slot.label} appears {times} times; the copies were run right after it, in the submitted order"]
+        return set(), [
+            f"{slot.label} appears {times} times; the copies were run right after it, in the submitted order"
+        ]
     drop = {c.index for c in copies if c.normalised in (slot.visible, "")}  # nothing of the student's in them
     repairs = []
     if drop:

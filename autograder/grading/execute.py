@@ -27,17 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 
-from autograder import config
 from autograder.grading.align import align
 from autograder.grading.judging import JudgeFailed, judge_report
-from autograder.model.records import CellResult, Job, Result, Submission
 from autograder.model.notebooks import (
     grade_id,
     is_protected_cell,
@@ -47,7 +44,8 @@ from autograder.model.notebooks import (
     read,
     split_test,
 )
-from autograder.sandbox import Cell, Limits, Report, run_cells
+from autograder.model.records import CellResult, Job, Result
+from autograder.sandbox import Cell, Report, run_cells
 
 
 def file_sha256(path: Path) -> str:
@@ -139,8 +137,12 @@ def _clean_output(output: dict) -> dict:
     if kind == "stream":
         return {"output_type": "stream", "name": output.get("name", "stdout"), "text": str(output.get("text", ""))}
     if kind == "error":
-        return {"output_type": "error", "ename": str(output.get("ename", "Error")), "evalue": str(output.get("evalue", "")),
-                "traceback": [str(t) for t in output.get("traceback", [])]}
+        return {
+            "output_type": "error",
+            "ename": str(output.get("ename", "Error")),
+            "evalue": str(output.get("evalue", "")),
+            "traceback": [str(t) for t in output.get("traceback", [])],
+        }
     out = {"output_type": kind, "data": output.get("data", {}), "metadata": output.get("metadata", {})}
     if kind == "execute_result":
         out["execution_count"] = output.get("execution_count")
@@ -161,7 +163,9 @@ def execute_submission(job: Job) -> Result:
     released = _released(job.source_path, file_sha256(job.source_path))
     aligned = align(submitted, released, source)
     if aligned.recognised == 0:
-        result = zero_result(job, f"none of the cells of {sub.notebook}.ipynb were found in this file: is it another notebook?", source)
+        result = zero_result(
+            job, f"none of the cells of {sub.notebook}.ipynb were found in this file: is it another notebook?", source
+        )
         result.repairs = aligned.repairs
         return result
     nb = aligned.notebook
@@ -169,7 +173,9 @@ def execute_submission(job: Job) -> Result:
         cells_to_run(nb), job.limits, sandboxed=job.sandboxed, harden=job.harden, unprivileged=job.unprivileged
     )
     if report.machinery_error:
-        return zero_result(job, "not graded: the grader failed (it will retry)", source, internal_error=report.machinery_error)
+        return zero_result(
+            job, "not graded: the grader failed (it will retry)", source, internal_error=report.machinery_error
+        )
     try:
         judge_report(nb, report)
     except JudgeFailed as exc:

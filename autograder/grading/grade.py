@@ -21,16 +21,16 @@ from pathlib import Path
 from typing import TextIO
 
 from autograder import config
-from autograder.intake.collect import collect, notebooks_present
-from autograder.model.records import Submission
 from autograder.grading.execute import execute_submission, file_sha256
-from autograder.grading.pools import LocalPool, Runner, open_pool
-from autograder.model.records import Job, Result
-from autograder.records.gradebook import Writer, load_result
-from autograder.intake.uploads import nbgrader_assignments, prepare
 from autograder.grading.late import Lateness, final_score
+from autograder.grading.pools import LocalPool, Runner, open_pool
+from autograder.intake.collect import collect, notebooks_present
+from autograder.intake.uploads import nbgrader_assignments, prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
+from autograder.model.records import Job, Result, Submission
+from autograder.records.gradebook import Writer, load_result
 from autograder.sandbox import Limits, check_available, shutdown_servers
+
 
 @dataclass
 class Options:
@@ -59,7 +59,9 @@ def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool
     )
 
 
-def _with_late(result: Result, sub: Submission, previous: Result | None, lateness: Lateness | None, warnings: list[str]) -> Result:
+def _with_late(
+    result: Result, sub: Submission, previous: Result | None, lateness: Lateness | None, warnings: list[str]
+) -> Result:
     """Set result.late. The submission time of an earlier grading of the same file is kept,
     so grading again (even without --deadline) gives the same penalty."""
     kept = previous.late if previous is not None and previous.submission_sha256 == sub.sha256 else None
@@ -99,7 +101,9 @@ def grade(
     if options.sandboxed:
         check_available()  # refuse now, with how to fix it, rather than fail 300 times
     else:
-        print("WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True)
+        print(
+            "WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True
+        )
 
     results: dict[tuple[str, str], Result] = {}
     started = time.monotonic()
@@ -154,13 +158,20 @@ def grade(
                 if sub.note:
                     result.repairs.insert(0, f"file: {sub.note}")
                 late_warnings: list[str] = []
-                _with_late(result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings)
+                _with_late(
+                    result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings
+                )
                 for warning in late_warnings:
                     print(warning, file=out, flush=True)
                 writer.record(result, sub.lms_time)
                 status = f"{result.score:g}/{result.max_score:g}"
                 extra = f"  ({result.reason})" if result.reason else ""
-            print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} {status:>7}  {result.seconds:5.1f}s{extra}", file=out, flush=True)
+            print(
+                f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} "
+                f"{status:>7}  {result.seconds:5.1f}s{extra}",
+                file=out,
+                flush=True,
+            )
 
         try:
             for done, result in enumerate(pool.run(todo, runner, options.retries), 1):
@@ -186,7 +197,9 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
         failed = [c.grade_id for c in r.cells if not c.passed]
         note = r.reason or (f"failed: {', '.join(failed)}" if failed else "all tests passed")
         if r.repairs:
-            note += f"; {len(r.repairs)} repair(s): " + "; ".join(r.repairs[:3]) + (" ..." if len(r.repairs) > 3 else "")
+            note += (
+                f"; {len(r.repairs)} repair(s): " + "; ".join(r.repairs[:3]) + (" ..." if len(r.repairs) > 3 else "")
+            )
         if r.late is not None and r.late.late_days:
             note += f"; LATE {r.late.late_days} day(s), penalty {100 * r.late.penalty:g}%: final {r.late.final_score:g}"
         score = "ERROR" if r.internal_error else f"{r.score:>4g}/{r.max_score:<4g}"
@@ -197,7 +210,9 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
         lines.append(f"{len(results)} submission(s) in {seconds:.1f} s")
     failures = sum(1 for r in results if r.internal_error)
     if failures:
-        lines.append(f"{failures} submission(s) NOT graded because the grader failed; run the same command again to grade them.")
+        lines.append(
+            f"{failures} submission(s) NOT graded because the grader failed; run the same command again to grade them."
+        )
     return "\n".join(lines)
 
 
@@ -230,12 +245,21 @@ def verify(
     for sub in collect(submissions_dir, names):
         result = load_result(options.workdir, sub.student, sub.notebook)
         # only what ran and is graded as it is now: a file that could not run repeats trivially
-        if sub.problem is None and sub.path is not None and result is not None and result.submission_sha256 == sub.sha256:
+        if (
+            sub.problem is None
+            and sub.path is not None
+            and result is not None
+            and result.submission_sha256 == sub.sha256
+        ):
             stored[(sub.student, sub.notebook)] = (sub, result)
     keys = sorted(stored)
     sample = sorted(random.Random(seed).sample(keys, max(1, round(fraction * len(keys))))) if keys else []
-    print(f"Verifying: grading {len(sample)} of {len(keys)} graded submission(s) again in fresh sandboxes "
-          f"(fraction {fraction:g}, seed {seed})", file=out, flush=True)
+    print(
+        f"Verifying: grading {len(sample)} of {len(keys)} graded submission(s) again in fresh sandboxes "
+        f"(fraction {fraction:g}, seed {seed})",
+        file=out,
+        flush=True,
+    )
     if options.sandboxed:
         check_available()
     checked: list[dict] = []
@@ -247,24 +271,36 @@ def verify(
     for again in LocalPool(options.workers).run(jobs, runner, options.retries):
         first = stored[(again.student, again.notebook)][1]
         differences: list[dict] = []
-        entry = {"student": again.student, "notebook": again.notebook, "differences": differences, "error": again.internal_error}
+        entry = {
+            "student": again.student,
+            "notebook": again.notebook,
+            "differences": differences,
+            "error": again.internal_error,
+        }
         if not again.internal_error:
             points = {c.grade_id: c.points for c in again.cells}
             for cell in first.cells:
                 if points.get(cell.grade_id) != cell.points:
-                    differences.append({"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)})
+                    differences.append(
+                        {"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)}
+                    )
         checked.append(entry)
     shutdown_servers()
     checked.sort(key=lambda e: (e["notebook"], e["student"]))
     differ = [e for e in checked if e["differences"]]
-    lines = ["", f"Verify: {len(checked)} submission(s) graded again; "
-             + (f"{len(differ)} with DIFFERENT per-cell points:" if differ else "every grade repeated exactly.")]
+    lines = [
+        "",
+        f"Verify: {len(checked)} submission(s) graded again; "
+        + (f"{len(differ)} with DIFFERENT per-cell points:" if differ else "every grade repeated exactly."),
+    ]
     for e in differ:
         cells = ", ".join(f"{d['cell']} {d['first']:g} -> {d['second']:g}" for d in e["differences"])
         lines.append(f"  {e['student']} {e['notebook']}: {cells}")
     errors = [e for e in checked if e["error"]]
     if errors:
-        lines.append(f"  {len(errors)} could not be graded again (grader failure): {', '.join(e['student'] for e in errors)}")
+        lines.append(
+            f"  {len(errors)} could not be graded again (grader failure): {', '.join(e['student'] for e in errors)}"
+        )
     print("\n".join(lines), file=out, flush=True)
     record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "fraction": fraction, "seed": seed, "checked": checked}
     atomic_write(Path(options.workdir) / "verify.json", json.dumps(record, indent=1))

@@ -28,7 +28,7 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.model.notebooks import grade_id, is_test_cell, split_test
+from autograder.model.notebooks import grade_id, is_test_cell, judge_context, split_test
 from autograder.runner import protocol
 from autograder.sandbox import Report
 
@@ -92,14 +92,15 @@ class Judge:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def verdict(self, name: str, source: str, probe: object) -> Verdict:
+    def verdict(self, name: str, source: str, probe: object, context: str = "") -> Verdict:
         """The judge's verdict on one test cell. A judge that hangs on the data it was given is replaced
         and the cell fails; one that cannot start or dies is a failure of the grader (JudgeFailed)."""
-        for attempt in (1, 2):
+        for _attempt in (1, 2):
             proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
             assert proc.stdin is not None
             try:
-                proc.stdin.write(protocol.encode({"name": name, "source": source, "probe": probe}))
+                request = {"name": name, "context": context, "source": source, "probe": probe}
+                proc.stdin.write(protocol.encode(request))
                 proc.stdin.flush()
             except (BrokenPipeError, OSError):
                 self.close()
@@ -153,7 +154,9 @@ def _close_all() -> None:
 
 def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -> None:
     """Decide every test cell of `nb` that has a judge and passed in the kernel: its verdict becomes the
-    cell's error (and an error output) when the judge fails it. Raises JudgeFailed if the judge breaks."""
+    cell's error (and an error output) when the judge fails it. Raises JudgeFailed if the judge breaks.
+    The judge starts from the notebook's setup and provided cells (model.notebooks.judge_context)."""
+    context = judge_context(nb)
     for index, cell in enumerate(nb.cells):
         if not is_test_cell(cell):
             continue
@@ -164,7 +167,12 @@ def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -
         if run.probe is None:
             error: dict | None = {"ename": "ProbeError", "evalue": "the test's probe handed over nothing"}
         else:
-            error = (judge or thread_judge()).verdict(grade_id(cell) or str(index), parts.judge, run.probe).error
+            name = grade_id(cell) or str(index)
+            error = (judge or thread_judge()).verdict(name, parts.judge, run.probe, context).error
         if error is not None:
-            run.error = {"ename": str(error.get("ename", "Error")), "evalue": str(error.get("evalue", "")), "traceback": []}
+            run.error = {
+                "ename": str(error.get("ename", "Error")),
+                "evalue": str(error.get("evalue", "")),
+                "traceback": [],
+            }
             run.outputs.append({"output_type": "error", **run.error})

@@ -34,7 +34,10 @@ from pathlib import Path
 
 from autograder.model.records import LateRecord
 
-_POLICY = re.compile(r"^\s*(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:/|per)\s*day\s*(?:,\s*max(?:imum)?\s*(?P<max>\d+)\s*days?)?\s*$", re.IGNORECASE)
+_POLICY = re.compile(
+    r"^\s*(?P<pct>\d+(?:\.\d+)?)\s*%\s*(?:/|per)\s*day\s*(?:,\s*max(?:imum)?\s*(?P<max>\d+)\s*days?)?\s*$",
+    re.IGNORECASE,
+)
 DAY_S = 86_400
 
 
@@ -82,7 +85,9 @@ def read_timestamps(path: Path) -> dict[tuple[str, str | None], datetime]:
         reader = csv.DictReader(handle)
         missing = {"student", "submitted_at"} - set(reader.fieldnames or [])
         if missing:
-            raise ValueError(f"{path}: needs the columns student and submitted_at (missing {', '.join(sorted(missing))})")
+            raise ValueError(
+                f"{path}: needs the columns student and submitted_at (missing {', '.join(sorted(missing))})"
+            )
         for row in reader:
             if not (row.get("student") or "").strip() or not (row.get("submitted_at") or "").strip():
                 continue
@@ -99,7 +104,8 @@ class Lateness:
     def recorded_time(
         self, student: str, notebook: str, previous: LateRecord | None, lms_time: str = "", lms_source: str = ""
     ) -> tuple[datetime, str] | None:
-        """(time, where it came from) from the --timestamps CSV, the LMS's record or an earlier grading, if one has it."""
+        """(time, where it came from) from the --timestamps CSV, the LMS's record or an earlier grading, if one
+        has it."""
         if self.timestamps is not None:
             for key in ((student, notebook), (student, None)):
                 if key in self.timestamps:
@@ -114,12 +120,27 @@ class Lateness:
         """(the file's modification time, its source, a warning): the last resort."""
         if path is not None and Path(path).exists():
             when = datetime.fromtimestamp(Path(path).stat().st_mtime, tz=timezone.utc).astimezone()
-            return when, "file modification time", (
-                f"warning: {student}/{notebook}: no submission time given (--timestamps); using the file's modification time {when.isoformat(timespec='seconds')}")
+            return (
+                when,
+                "file modification time",
+                (
+                    f"warning: {student}/{notebook}: no submission time given (--timestamps); using the file's "
+                    f"modification time {when.isoformat(timespec='seconds')}"
+                ),
+            )
         return None, "", f"warning: {student}/{notebook}: no submission time found; not counted late"
 
-    def assess(self, student: str, notebook: str, path: Path | None, score: float, previous: LateRecord | None = None,
-               lms_late: bool | None = None, lms_time: str = "", lms_source: str = "") -> tuple[LateRecord, list[str]]:
+    def assess(
+        self,
+        student: str,
+        notebook: str,
+        path: Path | None,
+        score: float,
+        previous: LateRecord | None = None,
+        lms_late: bool | None = None,
+        lms_time: str = "",
+        lms_source: str = "",
+    ) -> tuple[LateRecord, list[str]]:
         """The `late` record of one result, and any warnings.
 
         `lms_time` (with `lms_source`, where it came from) is the time the LMS recorded, when it records one.
@@ -130,16 +151,29 @@ class Lateness:
         recorded = self.recorded_time(student, notebook, previous, lms_time, lms_source)
         warnings: list[str] = []
         if recorded is None and lms_late is not None:
-            when, source, days = None, "LMS export: marked late" if lms_late else "LMS export: not marked late", int(lms_late)
+            when, source, days = (
+                None,
+                "LMS export: marked late" if lms_late else "LMS export: not marked late",
+                int(lms_late),
+            )
             if lms_late:
-                warnings.append(f"warning: {student}/{notebook}: the LMS marked it late but gives no time; counted 1 day late "
-                                "(give --timestamps for the real number of days)")
+                warnings.append(
+                    f"warning: {student}/{notebook}: the LMS marked it late but gives no time; counted 1 day late "
+                    "(give --timestamps for the real number of days)"
+                )
         else:
             when, source, warning = (*recorded, "") if recorded else self.file_time(student, notebook, path)
             warnings += [warning] if warning else []
             days = late_days(when, self.deadline) if when else 0
-            if path is not None and days == 0 and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file()):
-                warnings.append(f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; check it")
+            if (
+                path is not None
+                and days == 0
+                and any("LATE" in p.name for p in Path(path).parent.iterdir() if p.is_file())
+            ):
+                warnings.append(
+                    f"warning: {student}/{notebook}: the LMS marked a file LATE, but its time ({source}) is on time; "
+                    "check it"
+                )
         penalty = self.policy.penalty(days)
         record = LateRecord(
             submitted_at=when.isoformat(timespec="seconds") if when else "",

@@ -1,8 +1,8 @@
 """Where submissions are graded: worker threads on this machine, or a Dask cluster, behind one interface.
 
 `LocalPool` runs `workers` threads, each waiting on one sandboxed process. `DaskPool` sends the same
-per-submission function to Dask workers: `grade --scheduler tcp://HOST:8786` sends each submission to a cluster whose workers have this
-course repository installed and the sandbox available (bubblewrap; root for fork servers);
+per-submission function to Dask workers: `grade --scheduler tcp://HOST:8786` sends each submission to a cluster
+whose workers have this course repository installed and the sandbox available (bubblewrap; root for fork servers);
 `--scheduler local:N` starts a LocalCluster of N worker processes on this machine.
 
 What travels is plain data: the submission's bytes and the source notebook's bytes (so a worker
@@ -113,15 +113,18 @@ class DaskPool:
             if count < 1:
                 raise ValueError(f"--scheduler local:N needs N >= 1, got {count}")
             # one thread per worker process: each runs one sandbox at a time, like a local worker
-            self.cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=40)
+            self.cluster = LocalCluster(
+                n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+            )
             self.client = Client(self.cluster)
         else:
             try:
                 self.client = Client(scheduler, timeout=config.DASK_CONNECT_TIMEOUT_S)
             except OSError as exc:
-                raise ConnectionError(f"could not reach the Dask scheduler at {scheduler}: {exc} "
-                                      "(is `dask scheduler` running there, and the port open?)") from None
+                raise ConnectionError(
+                    f"could not reach the Dask scheduler at {scheduler}: {exc} "
+                    "(is `dask scheduler` running there, and the port open?)"
+                ) from None
         self.workers = len(self.client.scheduler_info().get("workers", {}))
         self.where = f"{self.workers} Dask worker(s) of {scheduler}"
 
@@ -136,8 +139,11 @@ class DaskPool:
             try:
                 yield future.result()
             except Exception as exc:  # noqa: BLE001 - a worker died or could not run the task
-                yield zero_result(futures[future], "not graded: the grader failed",
-                                  internal_error=f"Dask: {type(exc).__name__}: {exc}")
+                yield zero_result(
+                    futures[future],
+                    "not graded: the grader failed",
+                    internal_error=f"Dask: {type(exc).__name__}: {exc}",
+                )
 
     def close(self) -> None:
         try:

@@ -1,7 +1,8 @@
 """The judge program: one verdict per request, for as long as its grader thread lives.
 
-grader -> judge, on stdin, one JSON line per test cell: {"name", "source", "probe"} (source: the test's
-inputs and judge, never student code; probe: runner.plain's encoding of what the probe handed over).
+grader -> judge, on stdin, one JSON line per test cell: {"name", "context", "source", "probe"} (context: the
+notebook's setup and provided cells, the course's own code; source: the test's inputs and judge; never student
+code; probe: runner.plain's encoding of what the probe handed over).
 judge -> grader, on the original stdout: {"type": READY} once torch is imported, then per request
 {"type": VERDICT, "error": null | {"ename", "evalue"}, "seconds"}. What the judge's code prints goes to
 stderr, never to the channel."""
@@ -38,6 +39,17 @@ def namespace(probe: Any) -> dict[str, Any]:
     }
 
 
+_compiled: dict[str, Any] = {}  # context source -> code: a notebook's context is compiled once per judge
+
+
+def _context_code(source: str) -> Any:
+    if source not in _compiled:
+        if len(_compiled) > 64:
+            _compiled.clear()
+        _compiled[source] = compile(source, "<the notebook's setup and provided cells>", "exec")
+    return _compiled[source]
+
+
 def verdict(request: dict) -> dict | None:
     """None when the test passes, else the error that fails it (name and message, never a traceback)."""
     try:
@@ -50,7 +62,10 @@ def verdict(request: dict) -> dict | None:
     torch.set_grad_enabled(True)
     try:
         code = compile(request["source"], f"<judge of {request.get('name') or 'a test'}>", "exec")
-        exec(code, namespace(data))  # noqa: S102 - the course's own test code, from solutions/
+        scope = namespace(data)
+        exec(_context_code(request.get("context") or ""), scope)  # noqa: S102 - the course's code, from solutions/
+        scope["probe"] = data
+        exec(code, scope)  # noqa: S102 - the course's own test code, from solutions/
     except Exception as exc:  # noqa: BLE001 - every failure of a comparison fails the cell
         return {"ename": type(exc).__name__, "evalue": str(exc)[:2000]}
     return None

@@ -33,6 +33,8 @@ SOLUTION_END = "### END SOLUTION"
 # the judge; what comes before PROBE (the test's inputs, built from seeds) runs in both.
 PROBE_MARK = "### PROBE"
 JUDGE_MARK = "### JUDGE"
+# The first line of a locked cell that holds the course's own code (coursetools.release fills it in).
+PROVIDED_HEADER = "# Provided by the course:"
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
@@ -241,6 +243,21 @@ def split_test(source: str) -> TestParts:
     if part != "visible" or not any(line.strip() for line in judge):
         raise ValueError(f"a hidden test with {PROBE_MARK} needs {JUDGE_MARK} and {HIDDEN_END} after it")
     return TestParts("\n".join(kernel), "\n".join(judge))
+
+
+def judge_context(nb: NotebookNode) -> str:
+    """The course's code a judge starts from: the notebook's setup cell (its first code cell: imports, device)
+    and its provided cells (`# Provided by the course: ...`), when locked. Never a student's cell, and never
+    a locked cell that calls the student's code."""
+    code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
+    chosen = [
+        cell.source
+        for position, cell in enumerate(code_cells)
+        if is_protected_cell(cell)
+        and not is_test_cell(cell)
+        and (position == 0 or cell.source.lstrip().startswith(PROVIDED_HEADER))
+    ]
+    return "\n\n".join(chosen)
 
 
 def solution_region_lines(cell: NotebookNode) -> list[str]:
