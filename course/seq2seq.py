@@ -178,7 +178,7 @@ class Config:
     warmup: int = 100
     label_smoothing: float = 0.1
     clip: float = 1.0
-    eval_every: int = 50
+    eval_every: int = 100
     min_len: int = 4
     max_len: int = 10
     seed: int = 0
