@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -88,3 +89,14 @@ def test_source_maps_are_dropped_with_the_comments_that_name_them(tmp_path):
     assert (scripts / "theme.js").read_text() == "var a = 1;"
     assert (scripts / "theme.css").read_text() == "a{}"
     assert (scripts / "plain.js").read_text() == "var b = 2;\n"
+
+
+def test_the_builds_kernels_skip_the_slow_optional_import(monkeypatch):
+    """tools/book_site/sitecustomize.py reaches the lesson kernels: jsonschema's optional rfc3987_syntax
+    (1.1 s of grammar compilation per process) is seen as absent there."""
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setitem(sys.modules, "rfc3987_syntax", sys.modules.get("rfc3987_syntax"))
+    build_book.use_book_site()
+    source = "import sys, jsonschema\nprint('rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] is None)"
+    executed = NotebookClient(_notebook(source), kernel_name="python3").execute()
+    assert executed.cells[0].outputs[0]["text"].strip() == "True"

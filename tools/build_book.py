@@ -47,7 +47,18 @@ def prepare_cache(path: Path) -> None:
     get_cache(str(path)).list_cache_records()  # the first query creates the tables
 
 
+BOOK_SITE = Path(__file__).resolve().with_name("book_site")  # its sitecustomize skips a slow optional import
+
+
+def use_book_site() -> None:
+    """Every process of the build, lesson kernels included, starts with tools/book_site/sitecustomize.py
+    (this one too: it is already running, so it applies the same setting itself)."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BOOK_SITE), os.environ.get("PYTHONPATH", "")]))
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+
 def main(argv: list[str]) -> int:
+    use_book_site()
     from jupyter_book import sphinx
 
     prepare_cache(cache_dir(argv))
