@@ -673,6 +673,21 @@ for obj in gc.get_objects():
 """)
 
 
+def _empty_the_probe(ctx):
+    """A thread that keeps emptying what a probe hands over, so that a judge looping over it would check
+    nothing (every judge zips with strict=True, and the guard fails tests while a thread runs)."""
+    return attack(wrong(), """
+import threading, time
+namespace = globals()
+def keep_emptying():
+    while True:
+        if "probe" in namespace:
+            namespace["probe"] = type(namespace["probe"])()
+        time.sleep(0.0002)
+threading.Thread(target=keep_emptying, daemon=True).start()
+""")
+
+
 def _imitation_tensor(ctx):
     """Returns objects that answer every comparison with 'equal'."""
     return set_answer(wrong(), "scaled_dot_product_attention", """
@@ -782,6 +797,8 @@ CASES: list[Case] = [
          _fake_torch_testing_module, NO_ATTENTION, gains_unguarded=True),
     Case("forge-through-gc", "tamper", "the runner found through gc: every later test reports success",
          _forge_verdicts_through_gc, SOFTMAX_ONLY, gains_unguarded=True),
+    Case("empty-the-probe", "tamper", "a thread that keeps emptying the probe's data before it is handed over",
+         _empty_the_probe, SOFTMAX_ONLY),
     Case("imitation-tensor", "tamper", "returns objects that imitate tensors and say 'equal' to anything",
          _imitation_tensor, NO_ATTENTION),  # assert_close already refuses a non-tensor; the probe refuses it as data
 ]
