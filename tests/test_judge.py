@@ -32,6 +32,8 @@ def test_plain_data_comes_back_as_it_went():
         "shape": torch.Size([2, 3]),
         "dtype": torch.float16,
         "array": np.arange(6, dtype=np.int32).reshape(2, 3),
+        "array0d": np.array(2.5),
+        "transposed": np.arange(6.0).reshape(2, 3).T,
         "numbers": [1, 2.5, float("nan"), -math.inf, 1 + 2j, np.float32(0.5), True, None],
         "pair": ("a", 1),
     }
@@ -43,6 +45,8 @@ def test_plain_data_comes_back_as_it_went():
     assert back["scalar"].shape == () and back["scalar"].item() == 2.5
     assert back["shape"] == (2, 3) and back["dtype"] is torch.float16 and back["pair"] == ("a", 1)
     assert back["array"].dtype == np.int32 and back["array"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert back["array0d"].shape == () and back["array0d"].item() == 2.5, "a 0-d array stays 0-d"
+    assert back["transposed"].tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
     numbers = back["numbers"]
     assert numbers[0] == 1 and numbers[1] == 2.5 and math.isnan(numbers[2]) and numbers[3] == -math.inf
     assert numbers[4] == 1 + 2j and numbers[5] == 0.5 and numbers[6] is True and numbers[7] is None

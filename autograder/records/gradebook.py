@@ -187,7 +187,9 @@ class Writer:
         # time a result took to record).
         grades = {grade.name: grade for grade in notebook.grades}
         for cell in result.cells:
-            grade = grades.get(cell.grade_id) or gb.find_grade(cell.grade_id, result.notebook, assignment, result.student)
+            grade = grades.get(cell.grade_id)
+            if grade is None:  # nbgrader's own lookup, and its MissingEntry if the cell is not there
+                grade = gb.find_grade(cell.grade_id, result.notebook, assignment, result.student)
             grade.auto_score = cell.points
             grade.needs_manual_grade = False
         late = result.late

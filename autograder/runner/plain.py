@@ -141,10 +141,9 @@ def _encode_numpy(value: Any, budget: _Budget, where: str, depth: int) -> Any:
     if kind is numpy.ndarray:
         if value.dtype.kind not in "biufc":
             raise NotPlain(f"{where} is an array of {value.dtype}, not of numbers")
-        array = numpy.ascontiguousarray(value)
-        budget.spend(size=array.nbytes, where=where)
-        data = base64.b64encode(array.tobytes()).decode()
-        return {ARRAY: {"dtype": array.dtype.str, "shape": list(array.shape), "data": data}}
+        budget.spend(size=value.nbytes, where=where)
+        data = base64.b64encode(value.tobytes(order="C")).decode()  # a 0-d array stays 0-d (ascontiguousarray: 1-d)
+        return {ARRAY: {"dtype": value.dtype.str, "shape": list(value.shape), "data": data}}
     if isinstance(value, numpy.generic) and kind.__module__ == "numpy" and numpy.dtype(kind).kind in "biufc":
         return _encode(value.item(), budget, where, depth + 1)
     return None
