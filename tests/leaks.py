@@ -43,6 +43,9 @@ GENERIC_LINES = {
     "has it",
     "with torch.no_grad():": "PyTorch boilerplate for setting weights by hand, as any lesson that copies weights does",
     "g = torch.Generator().manual_seed(seed)": "a seeded random generator: test set-up that checks nothing",
+    "outputs = []": "an empty list that a probe fills with what the student's code returned (a lesson collects "
+    "outputs in one too): it checks nothing and answers nothing",
+    "results = []": "the same for a probe's results (Sphinx's own search script starts one too)",
 }
 
 
