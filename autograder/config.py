@@ -81,7 +81,7 @@ LATE_POLICY = "10%/day, max 3 days"
 # version are then graded again instead of reused.
 GRADER_VERSION = "2"
 
-# Environment of the grading kernels: deterministic hashing, no GUI backend,
+# Environment of the grading kernels and judges: deterministic hashing, no GUI backend,
 # no thread oversubscription when several kernels share the cores, and AUTOGRADER=1, which
 # a notebook's ungraded demonstration (chapter 09's training run) reads to skip itself.
 KERNEL_ENV = {

@@ -167,3 +167,21 @@ def test_a_judge_uses_the_context_it_is_given():
         assert error is not None and "not flipped" in error["evalue"]
     finally:
         judge.close()
+
+
+def test_a_judge_computes_on_one_thread_from_the_same_seed_each_time():
+    """One thread: a judge's tensors are tiny, and two threads per judge on a busy machine made each verdict
+    about six times slower. Each verdict starts from seed 0, whatever the verdict before it drew."""
+    judge = Judge()
+    try:
+        source = (
+            'assert torch.get_num_threads() == 1, f"{torch.get_num_threads()} threads"\n'
+            'torch.testing.assert_close(torch.rand(3), probe["first_draw"], msg="not seeded")\n'
+            "torch.rand(100)\n"
+        )
+        torch.manual_seed(0)
+        first_draw = plain.encode({"first_draw": torch.rand(3)})
+        for _ in range(3):
+            assert judge.verdict("t", source, first_draw).error is None
+    finally:
+        judge.close()

@@ -39,15 +39,16 @@ def namespace(probe: Any) -> dict[str, Any]:
     }
 
 
-_compiled: dict[str, Any] = {}  # context source -> code: a notebook's context is compiled once per judge
+_compiled: dict[tuple[str, str], Any] = {}  # (source, file name) -> code: each piece is compiled once per judge
 
 
-def _context_code(source: str) -> Any:
-    if source not in _compiled:
-        if len(_compiled) > 64:
+def _compile(source: str, filename: str) -> Any:
+    key = (source, filename)
+    if key not in _compiled:
+        if len(_compiled) > 256:
             _compiled.clear()
-        _compiled[source] = compile(source, "<the notebook's setup and provided cells>", "exec")
-    return _compiled[source]
+        _compiled[key] = compile(source, filename, "exec")
+    return _compiled[key]
 
 
 def verdict(request: dict) -> dict | None:
@@ -58,12 +59,15 @@ def verdict(request: dict) -> dict | None:
         return {"ename": "ProbeError", "evalue": f"the test's data could not be read: {exc}"}
     random.seed(0)
     numpy.random.seed(0)
-    torch.manual_seed(0)
+    # The CPU generator only (the judge computes on the CPU): torch.manual_seed also queues a lazy seeding of
+    # every accelerator with a stack trace each time, which cost more than many verdicts.
+    torch.random.default_generator.manual_seed(0)
     torch.set_grad_enabled(True)
     try:
-        code = compile(request["source"], f"<judge of {request.get('name') or 'a test'}>", "exec")
+        code = _compile(request["source"], f"<judge of {request.get('name') or 'a test'}>")
         scope = namespace(data)
-        exec(_context_code(request.get("context") or ""), scope)  # noqa: S102 - the course's code, from solutions/
+        context = _compile(request.get("context") or "", "<the notebook's setup and provided cells>")
+        exec(context, scope)  # noqa: S102 - the course's code, from solutions/
         scope["probe"] = data
         exec(code, scope)  # noqa: S102 - the course's own test code, from solutions/
     except Exception as exc:  # noqa: BLE001 - every failure of a comparison fails the cell
