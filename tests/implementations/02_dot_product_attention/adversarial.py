@@ -708,6 +708,171 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 """)
 
 
+def _setprofile_rewrites_arguments(ctx):
+    """Like settrace-arguments, with a profile function (sys.setprofile and threading.setprofile): on the "call"
+    event of assert_close it hands it the expected value as the actual one (CPython writes a profile function's
+    changes to f_locals back into the frame, as it does a trace function's)."""
+    return attack(wrong(), """
+import sys, threading
+
+def profiler(frame, event, arg):
+    if event == "call" and frame.f_code.co_name == "assert_close":
+        frame.f_locals["actual"] = frame.f_locals["expected"]
+
+sys.setprofile(profiler)
+threading.setprofile(profiler)
+""")
+
+
+# Finds the runner's result channel among the process's file descriptors (the one pipe open for writing only),
+# the token it signs its frames with (on the runner's object, through gc) and the index of the cell that runs
+# (the runner's `cell` in a frame up the stack); prints nothing: every line on the channel must be a frame.
+FIND_CHANNEL = """
+import fcntl, gc, json, os, sys
+
+def result_channel():
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            target = os.readlink(f"/proc/self/fd/{name}")
+            flags = fcntl.fcntl(int(name), fcntl.F_GETFL)
+        except OSError:
+            continue
+        if target.startswith("pipe:") and flags & os.O_ACCMODE == os.O_WRONLY:
+            return int(name)
+    return None
+
+def runner_token():
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "Runner" and isinstance(getattr(obj, "token", None), str):
+            return obj.token
+    return None
+
+def running_cell_index(frame):
+    while frame is not None:
+        cell = frame.f_locals.get("cell")
+        if isinstance(cell, dict) and isinstance(cell.get("index"), int):
+            return cell["index"]
+        frame = frame.f_back
+    return None
+
+def forge(channel, frame):
+    frame.update(pid=os.getpid(), token=TOKEN)
+    os.write(channel, (json.dumps(frame) + "\\n").encode())
+
+CHANNEL, TOKEN = result_channel(), runner_token()
+"""
+
+
+def _forge_frames_through_fd(ctx):
+    """The answer cell finds the result channel in /proc/self/fd and the token through gc, and writes a DONE
+    frame that says "passed" (error None, no probe) for its own cell and for every cell after it (up to
+    index 60), each followed by a forged "verdict" frame: the grader takes the first DONE frame whose index is
+    the cell it sent, so every later test cell's result is the forgery."""
+    return attack(wrong(), FIND_CHANNEL + """
+first = running_cell_index(sys._getframe())
+if CHANNEL is not None and TOKEN is not None and first is not None:
+    for index in range(first, 61):
+        note = [{"output_type": "stream", "name": "stdout", "text": f"FORGED: cells {first} to 60 on fd {CHANNEL}\\n"}]
+        forge(CHANNEL, {"type": "done", "index": index, "error": None, "outputs": note if index == first else [],
+                        "tamper": [], "execution_count": index, "seconds": 0.0})
+        forge(CHANNEL, {"type": "verdict", "index": index, "error": None, "seconds": 0.0})
+else:
+    print("BLOCKED: no channel", CHANNEL, TOKEN is not None, first)
+""")
+
+
+def _forge_frames_with_probe(ctx):
+    """A forged DONE that carries plausible plain data: the answer, each time a test calls it, installs a profile
+    function that, when the test's frame returns (its visible checks or, in one piece, its comparisons failed or
+    not), writes the test's DONE frame first: error None and the test's own `probe` (the wrong outputs) encoded
+    with the runner's plain module, exactly as the runner would have handed them over."""
+    return set_answer(wrong(), "scaled_dot_product_attention", FIND_CHANNEL + """
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    test = sys._getframe(1)
+    while test is not None and test.f_code.co_name != "<module>":
+        test = test.f_back
+
+    def forge_on_return(frame, event, arg):
+        if event == "return" and frame is test:
+            sys.setprofile(None)
+            index, plain = running_cell_index(frame), sys.modules.get("runner.plain")
+            if CHANNEL is None or TOKEN is None or index is None or plain is None:
+                return
+            done = {"type": "done", "index": index, "error": None, "outputs": [], "tamper": [],
+                    "execution_count": index, "seconds": 0.0}
+            if "probe" in frame.f_globals:
+                try:
+                    done["probe"] = plain.encode(frame.f_globals["probe"])
+                except Exception:
+                    pass
+            forge(CHANNEL, done)
+
+    if test is not None:
+        sys.setprofile(forge_on_return)
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return weights @ v, weights
+""")
+
+
+def _patch_and_restore_in_call(ctx):
+    """Each time a test calls the answer, it replaces torch.testing.assert_close and torch.allclose with no-ops
+    and installs a profile function that puts the originals back (and removes itself) when the test cell's
+    frame returns: the guard's check after the cell finds everything as it was."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import sys
+import torch
+
+ORIGINALS = (torch.testing.assert_close, torch.allclose)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    test = sys._getframe(1)
+    while test is not None and test.f_code.co_name != "<module>":
+        test = test.f_back
+
+    def put_back_when_the_test_ends(frame, event, arg):
+        if event == "return" and frame is test:
+            torch.testing.assert_close, torch.allclose = ORIGINALS
+            sys.setprofile(None)
+
+    if test is not None:
+        torch.testing.assert_close = lambda *args, **kwargs: None
+        torch.allclose = lambda *args, **kwargs: True
+        sys.setprofile(put_back_when_the_test_ends)
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return weights @ v, weights
+""")
+
+
+def _inputs_rescaled_in_call(ctx):
+    """The unscaled (wrong) answer, after computing its output, multiplies `q` in place by sqrt(d_k): a reference
+    computed afterwards from the same tensors (softmax(q k^T / sqrt(d_k)), F.scaled_dot_product_attention) then
+    agrees with the unscaled output. A tensor that requires grad is left alone (an in-place change would break
+    its backward pass)."""
+    return set_answer(wrong(), "scaled_dot_product_attention", """
+import math
+import torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    output = weights @ v
+    if not q.requires_grad:
+        with torch.no_grad():
+            q.mul_(math.sqrt(q.shape[-1]))
+    return output, weights
+""")
+
+
 CASES: list[Case] = [
     Case("reference", "structure", "the reference solution, untouched", lambda ctx: correct(), FULL),
     Case("answers-deleted", "structure", "the released notebook with its answer cells deleted", _answers_deleted, 0,
@@ -801,6 +966,17 @@ CASES: list[Case] = [
          _empty_the_probe, SOFTMAX_ONLY),
     Case("imitation-tensor", "tamper", "returns objects that imitate tensors and say 'equal' to anything",
          _imitation_tensor, NO_ATTENTION),  # assert_close already refuses a non-tensor; the probe refuses it as data
+    Case("setprofile-arguments", "tamper", "sys.setprofile hook that hands assert_close the expected value",
+         _setprofile_rewrites_arguments, NO_ATTENTION, gains_unguarded=True),
+    Case("forge-frames-through-fd", "tamper", "forged 'passed' DONE frames for every later cell, on the result "
+         "channel found in /proc/self/fd", _forge_frames_through_fd, SOFTMAX_ONLY, outputs=("FORGED",),
+         gains_unguarded=True),  # the question's check gets a forged frame too: no probe, no point
+    Case("forge-frames-with-probe", "tamper", "forged 'passed' DONE frames carrying the test's own probe data",
+         _forge_frames_with_probe, NO_ATTENTION, gains_unguarded=True),
+    Case("patch-and-restore-in-call", "tamper", "the answer patches assert_close/allclose during each test and puts "
+         "them back as the test ends", _patch_and_restore_in_call, NO_ATTENTION, gains_unguarded=True),
+    Case("inputs-rescaled-in-call", "tamper", "the unscaled answer scales q in place by sqrt(d_k) after computing",
+         _inputs_rescaled_in_call, NO_ATTENTION, gains_unguarded=True),
 ]
 
 
