@@ -21,7 +21,7 @@ import signal
 import time
 
 from . import protocol
-from .kernel import Runner, _pre_warm, _seed_everything
+from .kernel import Runner, _pre_warm, _seed_everything, prepare_for_forks
 
 
 def _as_uid(uid: int, action) -> None:
@@ -153,6 +153,7 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
     token, pid = hello["token"], os.getpid()
     _pre_warm()
     _seed_everything()  # its first call costs ~1 s (torch.use_deterministic_algorithms imports more): pay it here
+    prepare_for_forks()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # as in main: student code never gets the real stdin/stdout
         os.dup2(devnull, fd)

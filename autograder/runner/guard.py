@@ -36,6 +36,17 @@ IMPERSONATION_HOOKS = ("__torch_function__", "__torch_dispatch__", "__array_func
 TRUSTED_PACKAGES = ("torch", "numpy", "matplotlib", "IPython", "PIL", "scipy", "sympy", "functorch", "typing", "abc")
 
 
+_known_classes: frozenset[int] | None = None  # set by remember_classes, in a fork server
+
+
+def remember_classes() -> None:
+    """In a fork server, before it forks: walk every class once (thousands, with torch loaded) so that each
+    child starts its Guard from the walk's result instead of walking again. Fork copies the memory: the
+    ids are the child's own classes."""
+    global _known_classes
+    _known_classes = frozenset(id(cls) for cls in Guard._all_classes())
+
+
 def _resolve(dotted: str):
     module, _, attr = dotted.rpartition(".")
     return getattr(sys.modules[module], attr)
@@ -55,7 +66,8 @@ class Guard:
             except (KeyError, AttributeError):
                 continue
             self.classes[dotted] = (cls, dict(vars(cls)))
-        self.known_classes = {id(c) for c in self._all_classes()}
+        known = _known_classes if _known_classes is not None else (id(c) for c in self._all_classes())
+        self.known_classes = set(known)
         self.threads = self._thread_count()
         self.trusted: dict[str, object] = {}  # names bound by locked cells
         self.suspects: list[type] = []  # classes made by the notebook that imitate tensors

@@ -31,6 +31,7 @@ class ForkServer:
 
     def __init__(self, limits: Limits, number: int):
         self.number, self.scratch_bytes = number, limits.scratch_bytes
+        self.cleaning = False  # its last child is gone and it is cleaning up after it (see settled)
         self.token = secrets.token_hex(16)
         self.errors = tempfile.TemporaryFile()
         started = time.monotonic()
@@ -87,17 +88,25 @@ class ForkServer:
             ended = serve_cells(
                 self.proc, self.channel, cells, limits, report, lambda: "the notebook's process stopped answering"
             )
-            # the child said "end" or died: the server cleans up after it; a child still running
-            # (over its time) is stopped with the whole sandbox
-            reusable = ended in ("done", "exited") and self._wait_idle()
+            # the child said "end" or died: the server cleans up after it while this submission is judged and
+            # recorded (settled() waits for it before the next fork); a child still running (over its time)
+            # is stopped with the whole sandbox
+            reusable = self.cleaning = ended in ("done", "exited")
         finally:
             self.channel.forget(child)
             if not reusable:
                 self.close()
         return report
 
+    def settled(self) -> bool:
+        """The server has cleaned up after its last child and waits for the next one (False: it did not say so
+        in time, and must not be used again)."""
+        if not self.cleaning:
+            return True
+        self.cleaning = False
+        return self._wait_idle()
+
     def _wait_idle(self) -> bool:
-        """The server cleaned up after its child and waits for the next one (False: it did not)."""
         deadline = time.monotonic() + 30
         while True:
             frame = self.channel.next_frame(deadline)
@@ -124,10 +133,13 @@ _servers: dict[int, ForkServer] = {}
 
 
 def server_for(number: int, limits: Limits) -> ForkServer:
-    """The slot's warm server, started (again) if it is missing, dead or made for other limits."""
+    """The slot's warm server, started (again) if it is missing, dead, made for other limits or not back from
+    cleaning up after its last child."""
     with _servers_lock:
         server = _servers.get(number)
-    if server is not None and (not server.alive or server.scratch_bytes != limits.scratch_bytes):
+    if server is not None and (
+        not server.alive or server.scratch_bytes != limits.scratch_bytes or not server.settled()
+    ):
         server.close()
         server = None
     if server is None:
