@@ -128,6 +128,10 @@ def _fill_outputs(nb: NotebookNode, report: Report) -> list[str]:
                 cell.outputs.append(nbformat.from_dict(_clean_output(output)))
             except Exception:  # noqa: BLE001 - an output the notebook format cannot hold
                 continue
+        if run.error is not None and not any(output.output_type == "error" for output in cell.outputs):
+            # the cell failed (in the kernel or at the judge) even if no error output says so: score_cell reads
+            # the outputs, and an error frame without its output must not read as a pass
+            cell.outputs.append(nbformat.from_dict({"output_type": "error", **run.error}))
         notes += [f"cell {grade_id(cell) or index + 1}: {note}" for note in run.tamper]
     return notes
 

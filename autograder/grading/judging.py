@@ -97,12 +97,15 @@ class Judge:
     def verdict(self, name: str, source: str, probe: object, context: str = "") -> Verdict:
         """The judge's verdict on one test cell. A judge that hangs on the data it was given is replaced
         and the cell fails; one that cannot start or dies is a failure of the grader (JudgeFailed)."""
+        try:
+            request = protocol.encode({"name": name, "context": context, "source": source, "probe": probe})
+        except (ValueError, TypeError, RecursionError) as exc:  # data made to break the encoder: the cell fails
+            return Verdict({"ename": "ProbeError", "evalue": f"the test's data could not be read: {exc}"})
         for _attempt in (1, 2):
             proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
             assert proc.stdin is not None
             try:
-                request = {"name": name, "context": context, "source": source, "probe": probe}
-                proc.stdin.write(protocol.encode(request))
+                proc.stdin.write(request)
                 proc.stdin.flush()
             except (BrokenPipeError, OSError):
                 self.close()

@@ -150,8 +150,14 @@ def _encode_numpy(value: Any, budget: _Budget, where: str, depth: int) -> Any:
 
 
 def decode(data: Any) -> Any:
-    """What `encode` wrote, read back (tensors need torch, arrays numpy); NotPlain for anything else."""
-    return _decode(data, "probe", 0)
+    """What `encode` wrote, read back (tensors need torch, arrays numpy); NotPlain for anything else, including
+    data forged to break the reader (bad base64, a short complex, an unknown array dtype)."""
+    try:
+        return _decode(data, "probe", 0)
+    except NotPlain:
+        raise
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        raise NotPlain(f"malformed data ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def _decode(data: Any, where: str, depth: int) -> Any:

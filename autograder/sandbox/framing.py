@@ -92,7 +92,7 @@ class Channel:
     def _parse(self, line: bytes) -> dict | None:
         try:
             frame = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested to break the parser
             return None
         if not isinstance(frame, dict) or frame.get("token") not in self.pids:
             return None
@@ -187,17 +187,36 @@ def serve_cells(
                     "the notebook was stopped"
                 )
             return "stopped"
-        report.cells[cell.index] = CellRun(
-            cell.index,
-            frame.get("outputs") or [],
-            frame.get("error"),
-            float(frame.get("seconds", 0)),
-            int(frame.get("execution_count", 0)),
-            list(frame.get("tamper") or []),
-            frame.get(protocol.PROBE),
-        )
+        report.cells[cell.index] = cell_run(cell.index, frame)
     send(proc, {protocol.END: True})
     return "done"
+
+
+def cell_run(index: int, frame: dict) -> CellRun:
+    """A DONE frame read as a CellRun, whatever its fields hold. The runner writes its frames from the process
+    where student code runs, and student code can write frames too (README, threat model): a field of the wrong
+    type is read as the failing value, never the passing one, and never breaks the grader."""
+    outputs = frame.get("outputs")
+    error = frame.get("error")
+    if error is not None:
+        if not isinstance(error, dict):
+            error = {"ename": "Error", "evalue": str(error)[:2000]}
+        traceback = error.get("traceback")
+        error = {
+            "ename": str(error.get("ename") or "Error"),
+            "evalue": str(error.get("evalue", ""))[:2000],
+            "traceback": [str(line) for line in traceback] if isinstance(traceback, list) else [],
+        }
+    seconds, count, tamper = frame.get("seconds"), frame.get("execution_count"), frame.get("tamper")
+    return CellRun(
+        index,
+        [output for output in outputs if isinstance(output, dict)] if isinstance(outputs, list) else [],
+        error,
+        float(seconds) if type(seconds) in (int, float) else 0.0,
+        count if type(count) is int else 0,
+        [str(note) for note in tamper] if isinstance(tamper, list) else [],
+        frame.get(protocol.PROBE),
+    )
 
 
 def wait_briefly(proc: subprocess.Popen) -> subprocess.Popen:

@@ -873,6 +873,28 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 """)
 
 
+def _forged(frame: str):
+    """The answer cell writes DONE frames built by the expression `frame` (of `index`) for its own cell and every
+    cell after it, on the result channel: frames of the right token and pid whose fields are made to mislead or
+    to break the grader's reader (each must be graded, no case may crash the run or be retried forever)."""
+    return lambda ctx: attack(wrong(), FIND_CHANNEL + f"""
+first = running_cell_index(sys._getframe())
+if CHANNEL is not None and TOKEN is not None and first is not None:
+    print("FORGED")
+    for index in range(first, 61):
+        forge(CHANNEL, {frame})
+""")
+
+
+def _parser_bomb(ctx):
+    """One line of 200,000 nested brackets on the result channel: json.loads recurses past its limit. The
+    reader parses before it checks the token, so this needs no token at all."""
+    return attack(wrong(), FIND_CHANNEL + """
+os.write(CHANNEL, b"[" * 200000 + b"]" * 200000 + b"\\n")
+print("FORGED")
+""")
+
+
 CASES: list[Case] = [
     Case("reference", "structure", "the reference solution, untouched", lambda ctx: correct(), FULL),
     Case("answers-deleted", "structure", "the released notebook with its answer cells deleted", _answers_deleted, 0,
@@ -977,6 +999,23 @@ CASES: list[Case] = [
          "them back as the test ends", _patch_and_restore_in_call, NO_ATTENTION, gains_unguarded=True),
     Case("inputs-rescaled-in-call", "tamper", "the unscaled answer scales q in place by sqrt(d_k) after computing",
          _inputs_rescaled_in_call, NO_ATTENTION, gains_unguarded=True),
+    # Frames forged to mislead or break the grader's reader. The first one earned full marks before the grader
+    # read a cell's failure from the frame's error (it read only error outputs, and the judge skips a failed cell).
+    Case("forged-failure-without-output", "tamper", "forged DONE frames that say 'failed' but carry no error output",
+         _forged('{"type": "done", "index": index, "error": {"ename": "Forged", "evalue": ""}, "outputs": [], '
+                 '"tamper": [], "execution_count": index}'), SOFTMAX_ONLY, outputs=("FORGED",)),
+    Case("forged-error-string", "tamper", "forged DONE frames whose error is a string",
+         _forged('{"type": "done", "index": index, "error": "x", "outputs": [], "execution_count": index}'),
+         SOFTMAX_ONLY, outputs=("FORGED",)),
+    Case("forged-field-types", "tamper", "forged DONE frames whose outputs, count, seconds and notes have other types",
+         _forged('{"type": "done", "index": index, "error": None, "outputs": 5, "execution_count": "x", '
+                 '"seconds": "x", "tamper": 7}'), SOFTMAX_ONLY),
+    Case("forged-malformed-probe", "tamper", "forged DONE frames whose probe is a tensor of invalid base64",
+         _forged('{"type": "done", "index": index, "error": None, "outputs": [], "execution_count": 1, '
+                 '"probe": {"tensor": {"dtype": "float32", "shape": [1], "data": "!!!!"}}}'),
+         SOFTMAX_ONLY, outputs=("FORGED",)),
+    Case("parser-bomb", "tamper", "one line of 200,000 nested brackets on the result channel", _parser_bomb,
+         NO_ATTENTION, outputs=("FORGED",)),
 ]
 
 
