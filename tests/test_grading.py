@@ -143,3 +143,39 @@ def test_cli_names_every_unusable_student_folder_before_grading_anything(tmp_pat
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "'José García'" in proc.stderr and "'a|b'" in proc.stderr and "ok_student" not in proc.stderr
     assert not (tmp_path / "w").exists(), "nothing is graded or written until the folder names are fixed"
+
+
+def test_the_gradebook_gets_nbgraders_own_schema_version_without_a_subprocess():
+    """open_gradebook has nbgrader read its schema revision in-process (records.gradebook.schema_version): it must be
+    the revision nbgrader's `alembic heads` subprocess names, or nbgrader would migrate our gradebooks."""
+    import subprocess
+
+    from nbgrader.dbutil import _temp_alembic_ini
+
+    from autograder.records.gradebook import ensure_tools_on_path, schema_version
+
+    ensure_tools_on_path()
+    with _temp_alembic_ini("sqlite:////tmp/unused.db") as ini:
+        heads = subprocess.check_output(["alembic", "-c", ini, "heads"], text=True)
+    assert schema_version() == heads.split()[0]
+
+
+def test_the_gradebook_commits_without_waiting_for_the_disk_and_nbgrader_reads_it(demo):
+    """Write-ahead log and synchronous=NORMAL (records.gradebook): nbgrader's own Gradebook, opened afresh as
+    formgrader would, sees every student's grades."""
+    from nbgrader.api import Gradebook
+    from sqlalchemy import text
+
+    from autograder.records.gradebook import open_gradebook
+
+    _, _, work, _ = demo
+    url = config.gradebook_url(work)
+    ours = open_gradebook(url)
+    try:
+        assert ours.db.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert ours.db.execute(text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+    finally:
+        ours.close()
+    with Gradebook(url, course_id=config.COURSE_ID) as plain:
+        scores = {s.student.id: s.score for s in plain.assignment_submissions(NOTEBOOK)}
+    assert scores["ada"] == TOTAL and scores["linus"] == 0

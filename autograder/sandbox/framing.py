@@ -212,7 +212,7 @@ def cell_run(index: int, frame: dict) -> CellRun:
         index,
         [output for output in outputs if isinstance(output, dict)] if isinstance(outputs, list) else [],
         error,
-        float(seconds) if type(seconds) in (int, float) else 0.0,
+        float(seconds) if isinstance(seconds, (int, float)) else 0.0,
         count if type(count) is int else 0,
         [str(note) for note in tamper] if isinstance(tamper, list) else [],
         frame.get(protocol.PROBE),
