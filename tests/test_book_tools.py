@@ -100,3 +100,42 @@ def test_the_builds_kernels_skip_the_slow_optional_import(monkeypatch):
     source = "import sys, jsonschema\nprint('rfc3987_syntax' in sys.modules and sys.modules['rfc3987_syntax'] is None)"
     executed = NotebookClient(_notebook(source), kernel_name="python3").execute()
     assert executed.cells[0].outputs[0]["text"].strip() == "True"
+
+
+def test_the_slowest_pages_are_read_first_one_per_process():
+    import yaml
+
+    toc = (ROOT / "_toc.yml").read_text()
+    files = {entry for entry in _toc_files(yaml.safe_load(toc))}
+    missing = [name for name in build_book.READ_FIRST if name not in files]
+    assert not missing, f"READ_FIRST names pages that are not in _toc.yml: {missing}"
+    pages = ["intro", "chapters/00_setup", *reversed(build_book.READ_FIRST)]
+    order = build_book.reading_order(pages)
+    assert order == [*build_book.READ_FIRST, "chapters/00_setup", "intro"]
+    tasks = build_book.task_order(order, 2)
+    assert all(len(task) == 1 for task in tasks)
+    # Sphinx starts the first two at once, then the task added last of those waiting (dict.popitem)
+    import inspect
+
+    from sphinx.util.parallel import ParallelTasks
+
+    assert "self._precvsWaiting.popitem()" in inspect.getsource(ParallelTasks._join_one), (
+        "Sphinx changed: see task_order"
+    )
+    started, waiting = [t[0] for t in tasks[:2]], {i: t[0] for i, t in enumerate(tasks[2:])}
+    while waiting:
+        started.append(waiting.popitem()[1])
+    assert started == order
+
+
+def _toc_files(node):
+    if isinstance(node, dict):
+        if "file" in node:
+            yield node["file"]
+        if "root" in node:
+            yield node["root"]
+        for value in node.values():
+            yield from _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _toc_files(item)

@@ -6,13 +6,13 @@ Jupyter Book 1's command line reads (and so executes) the pages one after the ot
 read them in parallel processes and myst-nb, which executes the lessons, declares itself safe for that.
 The lessons take most of a cold build (chapter 09 trains a model for a minute), so on two cores a
 parallel read nearly halves it. This runs Jupyter Book's own `build` command, unchanged but for the
-number of Sphinx processes (`BOOK_JOBS`, default: twice the number of cores, at most 8), which its `build_sphinx`
+number of Sphinx processes (`BOOK_JOBS`, default: the number of cores, at most 8), which its `build_sphinx`
 function accepts and its command line does not pass.
 
-Sphinx hands each process a chunk of consecutive pages (alphabetical), and one lesson (09) takes a third of
-the time: with as many processes as cores, 09 and 10 share a chunk that finishes long after the others. Twice
-as many processes as cores make the chunks small enough to even out (the kernels wait on each other's CPU
-rather than on a long chunk).
+Sphinx hands each process a chunk of consecutive pages (alphabetical): chapter 09 (a third of the lessons' time)
+shared a chunk with chapters 10, 11 and the grading guide, which ran one after the other for most of the build
+while the other core idled (150 s of wall time for 184 s of CPU). So pages are read one per process, the slowest
+first (READ_FIRST), and `BOOK_JOBS` processes (default: one per core) take the next page as each finishes.
 """
 
 from __future__ import annotations
@@ -22,12 +22,59 @@ import os
 import sys
 from pathlib import Path
 
+# The pages whose lessons take longest, slowest first (seconds of a cold parallel build on 2 cores, 2026-11-24:
+# 79, 40, 27, 27, 21, 17, 12). Any other page is read after these, in alphabetical order. A page missing here
+# only makes the build slower; tests/test_book_tools.py checks that each one exists.
+READ_FIRST = (
+    "chapters/09_training",
+    "chapters/01_why_attention",
+    "chapters/10_beyond",
+    "grading_guide",
+    "chapters/04_self_and_cross_attention",
+    "chapters/05_multi_head_attention",
+    "chapters/11_tokens_and_families",
+)
+
 
 def jobs() -> int:
-    """Sphinx processes: BOOK_JOBS, else two per core (each runs a kernel in its turn), at most 8."""
+    """Sphinx processes: BOOK_JOBS, else one per core (each runs a kernel in its turn), at most 8."""
     if os.environ.get("BOOK_JOBS"):
         return max(1, int(os.environ["BOOK_JOBS"]))
-    return max(1, min(8, 2 * (os.cpu_count() or 1)))
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def reading_order(docnames: list[str]) -> list[str]:
+    """READ_FIRST's pages in its order, then the others alphabetically."""
+    rank = {name: index for index, name in enumerate(READ_FIRST)}
+    return sorted(docnames, key=lambda name: (rank.get(name, len(rank)), name))
+
+
+def task_order(pages: list[str], nproc: int) -> list[list[str]]:
+    """One page per task, arranged so that Sphinx starts them in the order of `pages`. Its ParallelTasks starts
+    the first `nproc` tasks as they are added and, as processes finish, the task added LAST of those waiting (a
+    dict's popitem): so the rest are handed over in reverse."""
+    return [[name] for name in pages[:nproc] + pages[nproc:][::-1]]
+
+
+def read_slowest_first() -> None:
+    """Sphinx's parallel read, given tasks of one page each in task_order instead of alphabetical chunks."""
+    from sphinx import builders
+
+    original = builders.Builder._read_parallel
+    if getattr(original, "slowest_first", False):
+        return
+
+    def _read_parallel(self, docnames: list[str], nproc: int) -> None:
+        tasks = task_order(reading_order(list(docnames)), nproc)
+        chunks = builders.make_chunks
+        builders.make_chunks = lambda arguments, nproc, maxbatch=10: tasks
+        try:
+            original(self, [name for task in tasks for name in task], nproc)
+        finally:
+            builders.make_chunks = chunks
+
+    _read_parallel.slowest_first = True  # type: ignore[attr-defined]
+    builders.Builder._read_parallel = _read_parallel
 
 
 def cache_dir(argv: list[str]) -> Path:
@@ -62,6 +109,7 @@ def main(argv: list[str]) -> int:
     from jupyter_book import sphinx
 
     prepare_cache(cache_dir(argv))
+    read_slowest_first()
     from jupyter_book.cli import main as cli
 
     # `build` imports build_sphinx from jupyter_book.sphinx when it runs: give it the number of processes
