@@ -46,7 +46,7 @@ def _context_code(source: str) -> Any:
     if source not in _compiled:
         if len(_compiled) > 64:
             _compiled.clear()
-        _compiled[source] = compile(source, "<the notebook's setup, provided and judge-helpers cells>", "exec")
+        _compiled[source] = compile(source, "<the notebook's setup and provided cells>", "exec")
     return _compiled[source]
 
 
