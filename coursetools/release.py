@@ -20,6 +20,11 @@ back into solutions/ as well as into the student notebook. `release --check` rep
 cell that differs from what `course/provided.py` gives (naming the notebook and the cell), and
 `validate_sources` refuses a solution region containing a line of provided code, since the
 provided cells are shown to students.
+
+Judge helpers. A notebook may have one locked, ungraded cell whose first line is
+`# Judge helpers (hidden): ...` and whose code is all inside a hidden-test region: the helpers
+that its judges share. Like a hidden test, that code is removed from the student notebook (its
+comments stay); `validate_sources` checks the cell's form.
 """
 
 from __future__ import annotations
@@ -33,8 +38,12 @@ from nbformat import NotebookNode
 
 from autograder import config
 from autograder.model.notebooks import (
+    HIDDEN_BEGIN,
+    JUDGE_HELPERS_HEADER,
     PROVIDED_HEADER,
     grade_id,
+    hidden_test_lines,
+    is_judge_helpers_cell,
     is_solution_cell,
     is_test_cell,
     nbgrader_meta,
@@ -43,6 +52,7 @@ from autograder.model.notebooks import (
     released_path,
     solution_paths,
     solution_region_lines,
+    without_hidden_tests,
 )
 
 PROVIDED_NOTE = "# Reference code from earlier chapters, locked: run it as it is (the grader uses this exact cell)."
@@ -193,6 +203,29 @@ def _provided_problems(path: Path, nb: NotebookNode, module: ProvidedModule) -> 
     return problems
 
 
+def _judge_helpers_problems(path: Path, nb: NotebookNode) -> list[str]:
+    """The judge-helpers cell (`# Judge helpers (hidden): ...`): at most one per notebook, locked and ungraded,
+    and all of its code hidden (students get its comments only); no other cell but a test has hidden lines."""
+    problems = []
+    helpers = [i for i, c in enumerate(nb.cells) if c.get("source", "").lstrip().startswith(JUDGE_HELPERS_HEADER)]
+    if len(helpers) > 1:
+        problems.append(f"{path.name}: cells {helpers} are judge-helpers cells: a notebook has at most one")
+    for index in helpers:
+        cell, where = nb.cells[index], _cell_name(path.name, index, nb.cells[index])
+        if not is_judge_helpers_cell(cell):
+            problems.append(f"{where}: a judge-helpers cell must be a locked code cell, neither a solution nor a test")
+        shown = [line for line in without_hidden_tests(cell.source).splitlines() if line.strip()]
+        if any(not line.lstrip().startswith("#") for line in shown) or not hidden_test_lines(cell):
+            problems.append(
+                f"{where}: the code of a judge-helpers cell goes between {HIDDEN_BEGIN!r} and its end (students "
+                "get only its comments)"
+            )
+    for index, cell in enumerate(nb.cells):
+        if HIDDEN_BEGIN in cell.get("source", "") and not is_test_cell(cell) and index not in helpers:
+            problems.append(f"{_cell_name(path.name, index, cell)}: hidden lines outside a test cell")
+    return problems
+
+
 def validate_sources(paths: list[Path]) -> None:
     """Fail early, with the cell named, on source notebooks the grader cannot use fairly.
 
@@ -202,7 +235,8 @@ def validate_sources(paths: list[Path]) -> None:
       message, which must name the property that failed ("Tensor-likes are not close!" does not);
     - solution notebooks carry no outputs (they are reviewed as text);
     - a provided cell is locked and names definitions of course/provided.py, and no solution
-      region contains a line of provided code (or a line of it contains a solution line).
+      region contains a line of provided code (or a line of it contains a solution line);
+    - the judge-helpers cell, if any, is locked and ungraded, and its code is all hidden.
     """
     seen: dict[str, str] = {}
     problems: list[str] = []
@@ -210,6 +244,7 @@ def validate_sources(paths: list[Path]) -> None:
     for path in paths:
         nb = read(path)
         problems += _provided_problems(path, nb, module)
+        problems += _judge_helpers_problems(path, nb)
         for index, cell in enumerate(nb.cells):
             where = f"{path.name} cell {index}"
             if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):

@@ -1,8 +1,8 @@
 """What must never reach students, and where to look for it.
 
 The secret lines are the lines of every solution region (`### BEGIN SOLUTION` ... `### END SOLUTION`)
-and of every hidden test (`### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS`) of every notebook in
-`solutions/`. A line counts (the policy for trivial lines):
+and of every hidden test (`### BEGIN HIDDEN TESTS` ... `### END HIDDEN TESTS`, in test cells and in the
+judge-helpers cell) of every notebook in `solutions/`. A line counts (the policy for trivial lines):
 
 - compared stripped, with runs of whitespace made one space (so re-indented or re-aligned copies count);
 - only if it has at least `MIN_LENGTH` characters (`else:`, `return x`, `)` mean nothing);
@@ -27,9 +27,9 @@ from pathlib import Path
 
 from autograder import config
 from autograder.model.notebooks import (
+    has_hidden_tests,
     hidden_test_lines,
     is_solution_cell,
-    is_test_cell,
     read,
     release_notebook,
     solution_paths,
@@ -65,7 +65,7 @@ def secret_lines(solutions_dir: Path | None = None) -> dict[str, str]:
             lines = []
             if is_solution_cell(cell):
                 lines += [(line, "solution") for line in solution_region_lines(cell)]
-            if is_test_cell(cell):
+            if has_hidden_tests(cell):  # a test cell, or the judge-helpers cell
                 lines += [(line, "hidden test") for line in hidden_test_lines(cell)]
             for line, kind in lines:
                 key = normalised(line)

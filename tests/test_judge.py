@@ -157,6 +157,45 @@ def test_the_judge_starts_from_the_setup_and_provided_cells_only():
     assert "### BEGIN SOLUTION" not in context and "class MultiHeadAttention" not in context
 
 
+def test_the_judge_helpers_reach_the_judges_only():
+    """The judge-helpers cell's hidden body is in every judge's context, after the setup and provided cells; the
+    kernel runs only its comments, and the feedback shows only those."""
+    from autograder import config
+    from autograder.grading.execute import cells_to_run
+    from autograder.model.notebooks import (
+        JUDGE_HELPERS_HEADER,
+        grade_id,
+        hidden_test_lines,
+        is_judge_helpers_cell,
+        judge_context,
+        max_points,
+        read,
+        release_notebook,
+        secret_lines,
+    )
+    from autograder.model.records import CellResult, Result
+    from autograder.reporting.feedback import feedback_notebook
+
+    source = read(config.SOLUTIONS_DIR / "05_multi_head.ipynb")
+    index, cell = next((i, c) for i, c in enumerate(source.cells) if is_judge_helpers_cell(c))
+    secret = secret_lines(source)  # what feedback redacts and the leak tests look for
+    body = [line.strip() for line in hidden_test_lines(cell) if line.strip() in secret]
+    assert len(body) >= 5, "the judge helpers' own lines are secret"
+    context = judge_context(source)
+    assert context.index("def causal_mask") < context.index("def torch_twin"), "the helpers come after provided code"
+    ran = next(c for c in cells_to_run(source) if c.index == index)
+    assert ran.kind == "locked" and ran.source.startswith(JUDGE_HELPERS_HEADER)
+    assert not any(line in ran.source for line in body), "the kernel runs the student's copy: comments only"
+    points = max_points(source)
+    result = Result(
+        "alice", "05_multi_head", 0.0, sum(points.values()), [CellResult(g, 0.0, p) for g, p in points.items()]
+    )
+    shown = feedback_notebook(result, source, source, release_notebook(source))
+    page = "\n".join(c.source for c in shown.cells)
+    assert not any(line in page for line in body), "the feedback shows the judge helpers' hidden code"
+    assert any(grade_id(c) == grade_id(cell) and c.source.startswith(JUDGE_HELPERS_HEADER) for c in shown.cells)
+
+
 def test_a_judge_uses_the_context_it_is_given():
     judge = Judge()
     try:

@@ -12,7 +12,8 @@ pool of pre-warmed interpreters or a cluster backend can run it later.
 2. run it top to bottom in a fresh sandboxed process (`sandbox`): errors do not stop
    the run; a cell that hangs, or a process that dies, stops it and costs the tests
    after that point, with the reason recorded. A hidden test written as probe and judge
-   sends only its probe there; the judge (`judging`) decides it from the probe's data.
+   sends only its probe there; the judge (`judging`) decides it from the probe's data
+   (the judge-helpers cell runs there without its hidden body, which only judges use).
 3. score: a test cell earns its points when it ran to the end without raising and the
    runner's integrity checks found nothing (stderr output never costs points). The
    message kept for feedback is the exception's name and text, never a traceback (it
@@ -37,12 +38,14 @@ from autograder.grading.align import align
 from autograder.grading.judging import JudgeFailed, judge_report
 from autograder.model.notebooks import (
     grade_id,
+    is_judge_helpers_cell,
     is_protected_cell,
     is_test_cell,
     max_points,
     nbgrader_meta,
     read,
     split_test,
+    without_hidden_tests,
 )
 from autograder.model.records import CellResult, Job, Result
 from autograder.sandbox import Cell, Report, run_cells
@@ -86,6 +89,9 @@ def cells_to_run(nb: NotebookNode) -> list[Cell]:
         if is_test_cell(cell):
             parts = split_test(cell.source)  # the judge's part never reaches the student's process
             cells.append(Cell(index, "test", parts.kernel, grade_id(cell) or "", probe=parts.has_judge))
+            continue
+        if is_judge_helpers_cell(cell):  # its hidden body is the judges' (judge_context), never the kernel's
+            cells.append(Cell(index, "locked", without_hidden_tests(cell.source), grade_id(cell) or ""))
             continue
         kind = "locked" if is_protected_cell(cell) else "student"
         cells.append(Cell(index, kind, cell.source, grade_id(cell) or ""))

@@ -160,7 +160,8 @@ def _close_all() -> None:
 def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -> None:
     """Decide every test cell of `nb` that has a judge and passed in the kernel: its verdict becomes the
     cell's error (and an error output) when the judge fails it. Raises JudgeFailed if the judge breaks.
-    The judge starts from the notebook's setup and provided cells (model.notebooks.judge_context)."""
+    The judge starts from the notebook's setup and provided cells and its judge helpers
+    (model.notebooks.judge_context)."""
     context = judge_context(nb)
     for index, cell in enumerate(nb.cells):
         if not is_test_cell(cell):

@@ -1,8 +1,8 @@
 """The judge program: one verdict per request, for as long as its grader thread lives.
 
 grader -> judge, on stdin, one JSON line per test cell: {"name", "context", "source", "probe"} (context: the
-notebook's setup and provided cells, the course's own code; source: the test's inputs and judge; never student
-code; probe: runner.plain's encoding of what the probe handed over).
+notebook's setup and provided cells and its judge helpers, the course's own code; source: the test's inputs and
+judge; never student code; probe: runner.plain's encoding of what the probe handed over).
 judge -> grader, on the original stdout: {"type": READY} once torch is imported, then per request
 {"type": VERDICT, "error": null | {"ename", "evalue"}, "seconds"}. What the judge's code prints goes to
 stderr, never to the channel."""

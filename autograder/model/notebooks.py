@@ -35,6 +35,10 @@ PROBE_MARK = "### PROBE"
 JUDGE_MARK = "### JUDGE"
 # The first line of a locked cell that holds the course's own code (coursetools.release fills it in).
 PROVIDED_HEADER = "# Provided by the course:"
+# The first line of a notebook's one locked, ungraded cell of judge helpers: code that several judges of the
+# notebook share (references computed from torch's own modules). Its body is all hidden: the student notebook
+# keeps only its comments, the kernel runs only those, and every judge of the notebook starts with the body.
+JUDGE_HELPERS_HEADER = "# Judge helpers (hidden):"
 
 
 def nbgrader_meta(cell: NotebookNode) -> dict:
@@ -59,6 +63,18 @@ def is_protected_cell(cell: NotebookNode) -> bool:
     """Cells whose source the grader restores from the source notebook: tests and locked cells."""
     meta = nbgrader_meta(cell)
     return is_test_cell(cell) or (bool(meta.get("locked")) and not meta.get("solution"))
+
+
+def is_judge_helpers_cell(cell: NotebookNode) -> bool:
+    """The notebook's cell of judge helpers (JUDGE_HELPERS_HEADER): locked, code, neither a test nor a solution."""
+    meta = nbgrader_meta(cell)
+    return (
+        cell.get("cell_type") == "code"
+        and bool(meta.get("locked"))
+        and not meta.get("grade")
+        and not meta.get("solution")
+        and cell.get("source", "").lstrip().startswith(JUDGE_HELPERS_HEADER)
+    )
 
 
 def test_cells(nb: NotebookNode) -> list[NotebookNode]:
@@ -155,7 +171,7 @@ def _pipeline():
         ClearOutput(),
         CheckCellMetadata(),
         ComputeChecksums(),
-        ClearHiddenTests(),
+        ClearHiddenTests(enforce_metadata=False),  # release_notebook checks instead
         ClearMarkScheme(),
         ComputeChecksums(),
         CheckCellMetadata(),
@@ -164,6 +180,15 @@ def _pipeline():
 
 def release_notebook(solution: NotebookNode) -> NotebookNode:
     """The student version of one source notebook (the input is not modified)."""
+    for index, cell in enumerate(solution.cells):
+        # nbgrader's own check, which the pipeline's ClearHiddenTests leaves to us so that the judge-helpers
+        # cell, locked and ungraded, may have a hidden body
+        hidden = "BEGIN HIDDEN TESTS" in cell.get("source", "")  # as nbgrader finds a region
+        if hidden and not nbgrader_meta(cell).get("grade") and not is_judge_helpers_cell(cell):
+            raise RuntimeError(
+                f"cell {index}: a hidden test region outside a test cell and the judge-helpers cell "
+                f"({JUDGE_HELPERS_HEADER!r}, locked, ungraded)"
+            )
     nb = nbformat.from_dict(solution)
     resources: dict = {}
     for preprocessor in _pipeline():
@@ -172,7 +197,8 @@ def release_notebook(solution: NotebookNode) -> NotebookNode:
 
 
 def hidden_test_lines(cell: NotebookNode) -> list[str]:
-    """The lines between the hidden-test markers of a test cell (what students never see)."""
+    """The lines between the hidden-test markers of a test cell or of the judge-helpers cell (what students
+    never see)."""
     lines, inside = [], False
     for line in cell.source.splitlines():
         if line.strip() == HIDDEN_BEGIN:
@@ -184,6 +210,25 @@ def hidden_test_lines(cell: NotebookNode) -> list[str]:
     return lines
 
 
+def without_hidden_tests(source: str) -> str:
+    """A cell's source without its hidden-test regions (markers included): what students see of it, and what
+    the kernel runs of the judge-helpers cell."""
+    lines, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == HIDDEN_BEGIN:
+            inside = True
+        elif line.strip() == HIDDEN_END:
+            inside = False
+        elif not inside:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def has_hidden_tests(cell: NotebookNode) -> bool:
+    """Test cells and the judge-helpers cell: the cells whose hidden-test regions are secret."""
+    return is_test_cell(cell) or is_judge_helpers_cell(cell)
+
+
 def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
     """Hidden test lines (stripped) that students never see anywhere in their notebook.
 
@@ -191,7 +236,7 @@ def secret_lines(source: NotebookNode, min_length: int = 12) -> set[str]:
     say) are left out: finding those in a feedback page proves nothing.
     """
     visible = {line.strip() for cell in release_notebook(source).cells for line in cell.source.splitlines()}
-    hidden = {line.strip() for cell in source.cells if is_test_cell(cell) for line in hidden_test_lines(cell)}
+    hidden = {line.strip() for cell in source.cells if has_hidden_tests(cell) for line in hidden_test_lines(cell)}
     return {line for line in hidden if len(line) >= min_length and line not in visible}
 
 
@@ -247,7 +292,8 @@ def split_test(source: str) -> TestParts:
 
 def judge_context(nb: NotebookNode) -> str:
     """The course's code a judge starts from: the notebook's setup cell (its first code cell: imports, device)
-    and its provided cells (`# Provided by the course: ...`), when locked. Never a student's cell, and never
+    and its provided cells (`# Provided by the course: ...`), when locked, then the hidden body of its
+    judge-helpers cell (`# Judge helpers (hidden): ...`, from solutions/). Never a student's cell, and never
     a locked cell that calls the student's code."""
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     chosen = [
@@ -257,6 +303,7 @@ def judge_context(nb: NotebookNode) -> str:
         and not is_test_cell(cell)
         and (position == 0 or cell.source.lstrip().startswith(PROVIDED_HEADER))
     ]
+    chosen += ["\n".join(hidden_test_lines(cell)) for cell in code_cells if is_judge_helpers_cell(cell)]
     return "\n\n".join(chosen)
 
 

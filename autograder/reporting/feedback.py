@@ -28,6 +28,7 @@ from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import (
     grade_id,
+    is_judge_helpers_cell,
     is_test_cell,
     notebook_names,
     read,
@@ -119,6 +120,8 @@ def feedback_notebook(
     tests_have_run = False
     for cell in executed.cells if executed is not None else []:
         cell = copy.deepcopy(cell)
+        if is_judge_helpers_cell(cell):  # its body is hidden: the student's copy has only its comments
+            cell.source = visible_source.get(grade_id(cell), "# (judge helpers not shown)")
         if is_test_cell(cell):
             tests_have_run = True
             gid = grade_id(cell) or ""
