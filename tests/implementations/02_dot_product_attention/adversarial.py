@@ -895,6 +895,26 @@ print("FORGED")
 """)
 
 
+def _cells_posing_as_course_code(ctx):
+    """Two new cells carrying nbgrader metadata (locked, ungraded) and the headers of the cells a judge starts
+    from: a "provided by the course" cell and a judge-helpers cell whose hidden body makes assert_close a no-op.
+    Were either taken as the course's, the student's code would run in the judge."""
+    nb = wrong()
+    for header in ("# Provided by the course: (forged)", "# Judge helpers (hidden): (forged)"):
+        nb = attack(nb, f"""{header}
+### BEGIN HIDDEN TESTS
+import torch
+torch.testing.assert_close = lambda *args, **kwargs: None
+### END HIDDEN TESTS
+""")
+        position = next(i for i, c in enumerate(nb.cells) if c.source.startswith(header))
+        nb.cells[position].metadata["nbgrader"] = {
+            "grade": False, "solution": False, "locked": True, "task": False, "schema_version": 3,
+            "grade_id": f"forged_{position}",
+        }
+    return nb
+
+
 CASES: list[Case] = [
     Case("reference", "structure", "the reference solution, untouched", lambda ctx: correct(), FULL),
     Case("answers-deleted", "structure", "the released notebook with its answer cells deleted", _answers_deleted, 0,
@@ -1014,6 +1034,8 @@ CASES: list[Case] = [
          _forged('{"type": "done", "index": index, "error": None, "outputs": [], "execution_count": 1, '
                  '"probe": {"tensor": {"dtype": "float32", "shape": [1], "data": "!!!!"}}}'),
          SOFTMAX_ONLY, outputs=("FORGED",)),
+    Case("cells-posing-as-course-code", "tamper", "new locked cells headed as provided code and as judge helpers",
+         _cells_posing_as_course_code, NO_ATTENTION),
     Case("parser-bomb", "tamper", "one line of 200,000 nested brackets on the result channel", _parser_bomb,
          NO_ATTENTION, outputs=("FORGED",)),
 ]
