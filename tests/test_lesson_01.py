@@ -176,7 +176,11 @@ def test_gru_against_self_attention_timings(text):
     gru = {n: g for n, g, _, _, _ in rows}
     att = {n: a for n, _, a, _, _ in rows}
     for n, g, a, ratio, size in rows:
-        assert ratio == pytest.approx(g / a, abs=0.01 + 0.01 * g / a), f"L = {n}: the ratio is not GRU / attention"
+        # the page shows times to 3 decimals and the ratio (of the unrounded times) to 2: the ratio must lie
+        # between the extremes the shown times allow (at L = 16 the attention time is ~0.02 ms, so rounding alone
+        # moves g / a by ~3 %)
+        low, high = (g - 5e-4) / (a + 5e-4), (g + 5e-4) / (a - 5e-4)
+        assert low - 0.005 <= ratio <= high + 0.005, f"L = {n}: the ratio {ratio} is not GRU / attention ({g} / {a})"
         bytes_ = n * n * 4  # one float32 score matrix
         assert size == (f"{bytes_ / 2**10:,.0f} KiB" if bytes_ < 2**20 else f"{bytes_ / 2**20:,.0f} MiB")
     # the shape the prose describes: attention clearly faster at short lengths, the GRU's time about ~ L,
