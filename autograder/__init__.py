@@ -14,4 +14,21 @@ The pipeline is a chain of small stages, each a plain function in its own module
 `cli` is a thin argparse layer over these functions.
 """
 
+import sys
+
 __version__ = "0.1.0"
+
+# Optional imports that cost more than what they offer here. nbformat imports jsonschema, which imports the optional
+# IRI format checker `rfc3987_syntax`; that package compiles a grammar with lark when imported: 0.9 s of the start of
+# every grading run, and of every process of the book build (tools/book_site/sitecustomize.py applies the same). No
+# notebook here validates IRIs, so Python is told the package is absent (jsonschema then skips that optional check,
+# as it does when the package is not installed).
+SLOW_OPTIONAL_IMPORTS = ("rfc3987_syntax",)
+
+
+def skip_slow_optional_imports() -> None:
+    for name in SLOW_OPTIONAL_IMPORTS:
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
+
+
+skip_slow_optional_imports()

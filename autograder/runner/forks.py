@@ -152,7 +152,7 @@ def _become_submission(request: dict, number: int) -> None:
 def serve_forks(channel: int, commands, hello: dict) -> None:
     token, pid = hello["token"], os.getpid()
     _pre_warm()
-    _seed_everything()  # its first call costs ~1 s (torch.use_deterministic_algorithms imports more): pay it here
+    _seed_everything()  # before the fork: every child starts from this state
     prepare_for_forks()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # as in main: student code never gets the real stdin/stdout

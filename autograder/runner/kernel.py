@@ -351,9 +351,15 @@ def _seed_everything(seed: int = 0) -> None:
     if torch is not None:
         torch.manual_seed(seed)  # CPU and every CUDA device
         try:
-            torch.use_deterministic_algorithms(True, warn_only=True)
-        except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
-            pass
+            # torch's own switch, without what torch.use_deterministic_algorithms adds: it imports Inductor's
+            # config (torch.compile's) to set Inductor's deterministic mode too, a second of imports (sympy, mpmath,
+            # 800 modules) in every kernel and fork server. A notebook that compiles imports Inductor itself later.
+            torch._C._set_deterministic_algorithms(True, warn_only=True)
+        except Exception:  # noqa: BLE001 - another torch: its public switch
+            try:
+                torch.use_deterministic_algorithms(True, warn_only=True)
+            except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
+                pass
 
 
 # Imported once, before any notebook runs (and, in a fork server, before the fork).
