@@ -50,7 +50,7 @@ SANDBOX_FILE_BYTES = 64 << 20  # largest file it may write (RLIMIT_FSIZE)
 SANDBOX_SCRATCH_BYTES = 256 << 20  # its private, RAM-backed /tmp (the only writable place)
 SANDBOX_UID_BASE = 200_000  # root drops to uid BASE + worker slot: a uid that owns nothing
 NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
-# The judge (autograder/judge): one warm process per grading thread decides the verdicts of hidden tests
+# The judge (autograder/judge): one warm process per grading process decides the verdicts of hidden tests
 # written as probe + judge. Its start (importing torch) and one verdict may take this long.
 JUDGE_START_TIMEOUT_S = 120
 JUDGE_VERDICT_TIMEOUT_S = 60

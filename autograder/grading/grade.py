@@ -22,6 +22,7 @@ from typing import TextIO
 
 from autograder import config
 from autograder.grading.execute import execute_submission, file_sha256
+from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
 from autograder.grading.pools import LocalPool, Runner, open_pool
 from autograder.intake.collect import collect, notebooks_present
@@ -30,6 +31,7 @@ from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import Job, Result, Submission
 from autograder.records.gradebook import Writer, load_result
 from autograder.sandbox import Limits, check_available, shutdown_servers
+from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
 
 
 @dataclass
@@ -104,7 +106,26 @@ def grade(
         print(
             "WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True
         )
+    if runner is execute_submission and not options.scheduler and submissions:
+        # the warm processes start importing torch now, while this one reads the gradebook and the records
+        if options.sandboxed and fork_servers_enabled():
+            start_servers(min(options.workers, len(submissions)), options.limits)
+        shared_judge().start_soon()
+    try:
+        return _grade(submissions, sources, source_sha, submissions_dir, options, runner, out)
+    finally:
+        shutdown_servers()  # the warm sandboxes of this run end with it
 
+
+def _grade(
+    submissions: list[Submission],
+    sources: dict[str, Path],
+    source_sha: dict[str, str],
+    submissions_dir: Path,
+    options: Options,
+    runner: Runner,
+    out: TextIO,
+) -> list[Result]:
     results: dict[tuple[str, str], Result] = {}
     started = time.monotonic()
     assignments, course = nbgrader_assignments(submissions_dir)  # an nbgrader course: its assignments and folder
@@ -178,7 +199,6 @@ def grade(
                 record(done, result)
         finally:
             pool.close()
-            shutdown_servers()  # the warm sandboxes of this run end with it
     ordered = [results[(s.student, s.notebook)] for s in submissions]
     print(summary(ordered, time.monotonic() - started), file=out, flush=True)
     return ordered

@@ -7,8 +7,9 @@ computes the references and compares. A cell earns its points only if both passe
 its own cell (a visible check, an exception, data that is not plain), never pass one, because nothing
 it can change in its own process decides the verdict.
 
-One judge process per grading thread stays warm for the thread's life (torch is imported once), like the
-kernel's fork server; a judge that dies or hangs is replaced.
+One judge process per grading process stays warm for the process's life (torch is imported once), shared by
+its grading threads (a verdict takes milliseconds; a judge per thread cost each run another second and a half
+of start-up), like the kernel's fork server; a judge that dies or hangs is replaced.
 """
 
 from __future__ import annotations
@@ -49,11 +50,21 @@ class Judge:
     """One judge process, started on first use and restarted when it dies."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()  # one verdict at a time: the process's grading threads share it
         self.proc: subprocess.Popen | None = None
+        self.ready = False  # the process has said READY (torch imported)
+        self.started = 0.0
         self.buffer = b""
         self.errors = tempfile.TemporaryFile()
 
-    def _start(self) -> subprocess.Popen:
+    def start_soon(self) -> None:
+        """Start the process now and return at once: it imports torch while the caller does other work, and the
+        first verdict waits only for what is left of its start."""
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self._spawn()
+
+    def _spawn(self) -> subprocess.Popen:
         # The kernels' environment: one thread (a judge's tensors are tiny; two threads per judge on a busy
         # machine made a verdict six times slower), deterministic hashing.
         env = {**os.environ, **config.KERNEL_ENV}
@@ -70,10 +81,14 @@ class Judge:
             env=env,
             cwd=PACKAGE_ROOT,
         )
-        self.proc = proc
-        if self._read(time.monotonic() + config.JUDGE_START_TIMEOUT_S).get("type") != protocol.READY:
-            raise JudgeFailed(f"the judge did not start: {self._tail()}")
+        self.proc, self.ready, self.started = proc, False, time.monotonic()
         return proc
+
+    def _wait_ready(self) -> None:
+        if not self.ready:
+            if self._read(self.started + config.JUDGE_START_TIMEOUT_S).get("type") != protocol.READY:
+                raise JudgeFailed(f"the judge did not start: {self._tail()}")
+            self.ready = True
 
     def _tail(self) -> str:
         self.errors.seek(0)
@@ -97,12 +112,17 @@ class Judge:
     def verdict(self, name: str, source: str, probe: object, context: str = "") -> Verdict:
         """The judge's verdict on one test cell. A judge that hangs on the data it was given is replaced
         and the cell fails; one that cannot start or dies is a failure of the grader (JudgeFailed)."""
+        with self.lock:
+            return self._verdict(name, source, probe, context)
+
+    def _verdict(self, name: str, source: str, probe: object, context: str) -> Verdict:
         try:
             request = protocol.encode({"name": name, "context": context, "source": source, "probe": probe})
         except (ValueError, TypeError, RecursionError) as exc:  # data made to break the encoder: the cell fails
             return Verdict({"ename": "ProbeError", "evalue": f"the test's data could not be read: {exc}"})
         for _attempt in (1, 2):
-            proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+            proc = self.proc if self.proc is not None and self.proc.poll() is None else self._spawn()
+            self._wait_ready()
             assert proc.stdin is not None
             try:
                 proc.stdin.write(request)
@@ -135,26 +155,24 @@ class Judge:
             self.proc = None
 
 
-_local = threading.local()
-_all: list[Judge] = []
-_all_lock = threading.Lock()
+_shared: Judge | None = None
+_shared_lock = threading.Lock()
 
 
-def thread_judge() -> Judge:
-    """This thread's warm judge."""
-    judge = getattr(_local, "judge", None)
-    if judge is None:
-        judge = _local.judge = Judge()
-        with _all_lock:
-            _all.append(judge)
-    return judge
+def shared_judge() -> Judge:
+    """This process's warm judge (started on its first verdict)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Judge()
+        return _shared
 
 
 @atexit.register
-def _close_all() -> None:
-    with _all_lock:
-        for judge in _all:
-            judge.close()
+def _close_shared() -> None:
+    with _shared_lock:
+        if _shared is not None:
+            _shared.close()
 
 
 def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -> None:
@@ -174,7 +192,7 @@ def judge_report(nb: NotebookNode, report: Report, judge: Judge | None = None) -
             error: dict | None = {"ename": "ProbeError", "evalue": "the test's probe handed over nothing"}
         else:
             name = grade_id(cell) or str(index)
-            error = (judge or thread_judge()).verdict(name, parts.judge, run.probe, context).error
+            error = (judge or shared_judge()).verdict(name, parts.judge, run.probe, context).error
         if error is not None:
             run.error = {
                 "ename": str(error.get("ename", "Error")),

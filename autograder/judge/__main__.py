@@ -83,6 +83,8 @@ def serve() -> None:
     def answer(message: dict) -> None:
         protocol.write_frame(channel, message)
 
+    # the first comparison imports sympy (through torch.fx): half a second, paid before READY, not in a verdict
+    torch.testing.assert_close(torch.zeros(1), torch.zeros(1))
     answer({"type": protocol.READY})
     for line in sys.stdin:
         request = json.loads(line)

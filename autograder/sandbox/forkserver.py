@@ -14,6 +14,7 @@ from autograder.model.records import Limits
 from autograder.runner import protocol
 from autograder.sandbox.command import bwrap_command, environment
 from autograder.sandbox.framing import Cell, Channel, Report, describe_exit, kill, send, serve_cells, tail
+from autograder.sandbox.slots import free_slots
 
 
 def fork_servers_enabled() -> bool:
@@ -34,7 +35,8 @@ class ForkServer:
         self.cleaning = False  # its last child is gone and it is cleaning up after it (see settled)
         self.token = secrets.token_hex(16)
         self.errors = tempfile.TemporaryFile()
-        started = time.monotonic()
+        self.started = time.monotonic()
+        self.ready = False  # it has said "zygote" (wait_ready): torch and the rest imported, forks on request
         self.proc = subprocess.Popen(
             bwrap_command(limits, number, fork_server=True),
             stdin=subprocess.PIPE,
@@ -45,11 +47,18 @@ class ForkServer:
         )
         self.channel = Channel(self.proc, self.token, max_bytes=64 << 20)
         send(self.proc, {protocol.ZYGOTE: True, "token": self.token})
-        frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
+
+    def wait_ready(self) -> None:
+        """Until the server has started (it imports while the caller does other things: start_servers);
+        RuntimeError, with the server's own words, if it does not."""
+        if self.ready:
+            return
+        frame = self.channel.next_frame(self.started + config.STARTUP_TIMEOUT_S)
         if frame is None or frame.get("type") != protocol.ZYGOTE:
             why = f"the grader's fork server did not start ({describe_exit(self.proc)}): {tail(self.errors)}"
             self.close()  # after describing the exit: the kill would otherwise be reported as its cause
             raise RuntimeError(why)
+        self.ready = True
 
     @property
     def alive(self) -> bool:
@@ -146,7 +155,22 @@ def server_for(number: int, limits: Limits) -> ForkServer:
         server = ForkServer(limits, number)
         with _servers_lock:
             _servers[number] = server
+    server.wait_ready()
     return server
+
+
+def start_servers(count: int, limits: Limits) -> None:
+    """Start the servers of the first `count` free slots now, without waiting for them: they import torch while
+    the grading run reads its submissions and gradebook (one core idle otherwise), and the slots' first
+    submissions find them warm (server_for). A slot another process takes meanwhile leaves its server unused
+    until shutdown_servers."""
+    for number in free_slots(count):
+        with _servers_lock:
+            if number in _servers:
+                continue
+        server = ForkServer(limits, number)
+        with _servers_lock:
+            _servers[number] = server
 
 
 def shutdown_servers() -> None:

@@ -47,3 +47,16 @@ def slot():
     finally:
         with _slots_lock:
             _slots_used.discard(number)
+
+
+def free_slots(count: int) -> list[int]:
+    """The numbers the next `count` calls of slot() would give now (claimed host-wide for this process, as slot()
+    claims them, but not in use)."""
+    with _slots_lock:
+        numbers: list[int] = []
+        for number in range(10_000):
+            if len(numbers) == count:
+                break
+            if number not in _slots_used and _own(number):
+                numbers.append(number)
+        return numbers

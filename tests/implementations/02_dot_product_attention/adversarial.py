@@ -874,7 +874,8 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
 
 def _forged(frame: str):
-    """The answer cell writes DONE frames built by the expression `frame` (of `index`) for its own cell and every
+    """The answer cell writes DONE frames built by the expression `frame` (of `index`) for its own cell (so its own
+    output, "FORGED", is lost with the real frame) and every
     cell after it, on the result channel: frames of the right token and pid whose fields are made to mislead or
     to break the grader's reader (each must be graded, no case may crash the run or be retried forever)."""
     return lambda ctx: attack(wrong(), FIND_CHANNEL + f"""
@@ -1023,17 +1024,17 @@ CASES: list[Case] = [
     # read a cell's failure from the frame's error (it read only error outputs, and the judge skips a failed cell).
     Case("forged-failure-without-output", "tamper", "forged DONE frames that say 'failed' but carry no error output",
          _forged('{"type": "done", "index": index, "error": {"ename": "Forged", "evalue": ""}, "outputs": [], '
-                 '"tamper": [], "execution_count": index}'), SOFTMAX_ONLY, outputs=("FORGED",)),
+                 '"tamper": [], "execution_count": index}'), SOFTMAX_ONLY),
     Case("forged-error-string", "tamper", "forged DONE frames whose error is a string",
          _forged('{"type": "done", "index": index, "error": "x", "outputs": [], "execution_count": index}'),
-         SOFTMAX_ONLY, outputs=("FORGED",)),
+         SOFTMAX_ONLY),
     Case("forged-field-types", "tamper", "forged DONE frames whose outputs, count, seconds and notes have other types",
          _forged('{"type": "done", "index": index, "error": None, "outputs": 5, "execution_count": "x", '
                  '"seconds": "x", "tamper": 7}'), SOFTMAX_ONLY),
     Case("forged-malformed-probe", "tamper", "forged DONE frames whose probe is a tensor of invalid base64",
          _forged('{"type": "done", "index": index, "error": None, "outputs": [], "execution_count": 1, '
                  '"probe": {"tensor": {"dtype": "float32", "shape": [1], "data": "!!!!"}}}'),
-         SOFTMAX_ONLY, outputs=("FORGED",)),
+         SOFTMAX_ONLY),
     Case("cells-posing-as-course-code", "tamper", "new locked cells headed as provided code and as judge helpers",
          _cells_posing_as_course_code, NO_ATTENTION),
     Case("parser-bomb", "tamper", "one line of 200,000 nested brackets on the result channel", _parser_bomb,
