@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,6 +101,7 @@ def run_ours(work: Path, submissions: Path, env: dict, *extra: str) -> tuple[flo
     cell_seconds.clear()
     cell_seconds.append(sum(r.get("cells_seconds", 0.0) for r in records))
     cell_seconds.append(sum(r.get("seconds", 0.0) for r in records))
+    cell_seconds.append(statistics.median(r.get("seconds", 0.0) - r.get("cells_seconds", 0.0) for r in records))
     return seconds, scores
 
 
@@ -134,12 +136,13 @@ def main() -> int:
             f"autograder grade ({workers} workers, sandboxed, {server}): {ours_s:6.1f} s  ({ours_s / n:.2f} s per "
             "submission)"
         )
-        own, each = cell_seconds
+        own, each, median = cell_seconds
         print(
             f"overhead over executing the notebooks' own cells ({own:.1f} s in all): "
-            f"{(each - own) / n:.2f} s per submission in its worker (align, fork, collect, record), "
+            f"{(each - own) / n:.2f} s per submission in its worker (align, fork, collect, judge; the first "
+            f"submission of each worker also waits for its warm processes to start), median {median:.3f} s; "
             f"{(ours_s * workers - own) / n:.2f} s of worker time per submission with the run's start-up "
-            "(command, gradebook, one server per worker) spread over the class"
+            "(command, gradebook, one server per worker, the judge) spread over the class"
         )
         bare_s, bare_scores = run_ours(tmp / "work-bare", tmp / "submissions", env, "--no-sandbox")
         print(
