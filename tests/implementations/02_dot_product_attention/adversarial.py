@@ -544,6 +544,15 @@ AllClose().__enter__()   # never left: every later torch call goes through it
 """)
 
 
+# The body of the wrong answer (no scaling) that the attacks below wrap in their own `scaled_dot_product_attention`.
+UNSCALED_ATTENTION_BODY = """    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = softmax(scores, dim=-1)
+    return weights @ v, weights
+"""
+
+
 def _patch_inside_function(ctx):
     """The answer itself patches assert_close the first time a test calls it."""
     return set_answer(wrong(), "scaled_dot_product_attention", """
@@ -551,12 +560,7 @@ import torch
 
 def scaled_dot_product_attention(q, k, v, mask=None):
     torch.testing.assert_close = lambda *args, **kwargs: None
-    scores = q @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = softmax(scores, dim=-1)
-    return weights @ v, weights
-""")
+""" + UNSCALED_ATTENTION_BODY)
 
 
 # -- tamper, family 2: what no list of things to restore can catch (issue: verdicts outside the student's process).
@@ -634,12 +638,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     caller = sys._getframe(1)
     if caller.f_globals.get("torch") is torch:
         caller.f_globals["torch"] = LenientTorch("torch")
-    scores = q @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = softmax(scores, dim=-1)
-    return weights @ v, weights
-""")
+""" + UNSCALED_ATTENTION_BODY)
 
 
 def _fake_torch_testing_module(ctx):
@@ -763,6 +762,17 @@ CHANNEL, TOKEN = result_channel(), runner_token()
 """
 
 
+FIND_TEST_CELL = """
+import sys
+
+def calling_test_cell():  # the `<module>` frame of the test cell that called the caller, or None
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return frame
+"""
+
+
 def _forge_frames_through_fd(ctx):
     """The answer cell finds the result channel in /proc/self/fd and the token through gc, and writes a DONE
     frame that says "passed" (error None, no probe) for its own cell and for every cell after it (up to
@@ -786,13 +796,11 @@ def _forge_frames_with_probe(ctx):
     function that, when the test's frame returns (its visible checks or, in one piece, its comparisons failed or
     not), writes the test's DONE frame first: error None and the test's own `probe` (the wrong outputs) encoded
     with the runner's plain module, exactly as the runner would have handed them over."""
-    return set_answer(wrong(), "scaled_dot_product_attention", FIND_CHANNEL + """
+    return set_answer(wrong(), "scaled_dot_product_attention", FIND_CHANNEL + FIND_TEST_CELL + """
 import torch
 
 def scaled_dot_product_attention(q, k, v, mask=None):
-    test = sys._getframe(1)
-    while test is not None and test.f_code.co_name != "<module>":
-        test = test.f_back
+    test = calling_test_cell()
 
     def forge_on_return(frame, event, arg):
         if event == "return" and frame is test:
@@ -811,28 +819,20 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
     if test is not None:
         sys.setprofile(forge_on_return)
-    scores = q @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = softmax(scores, dim=-1)
-    return weights @ v, weights
-""")
+""" + UNSCALED_ATTENTION_BODY)
 
 
 def _patch_and_restore_in_call(ctx):
     """Each time a test calls the answer, it replaces torch.testing.assert_close and torch.allclose with no-ops
     and installs a profile function that puts the originals back (and removes itself) when the test cell's
     frame returns: the guard's check after the cell finds everything as it was."""
-    return set_answer(wrong(), "scaled_dot_product_attention", """
-import sys
+    return set_answer(wrong(), "scaled_dot_product_attention", FIND_TEST_CELL + """
 import torch
 
 ORIGINALS = (torch.testing.assert_close, torch.allclose)
 
 def scaled_dot_product_attention(q, k, v, mask=None):
-    test = sys._getframe(1)
-    while test is not None and test.f_code.co_name != "<module>":
-        test = test.f_back
+    test = calling_test_cell()
 
     def put_back_when_the_test_ends(frame, event, arg):
         if event == "return" and frame is test:
@@ -843,12 +843,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
         torch.testing.assert_close = lambda *args, **kwargs: None
         torch.allclose = lambda *args, **kwargs: True
         sys.setprofile(put_back_when_the_test_ends)
-    scores = q @ k.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = softmax(scores, dim=-1)
-    return weights @ v, weights
-""")
+""" + UNSCALED_ATTENTION_BODY)
 
 
 def _inputs_rescaled_in_call(ctx):
