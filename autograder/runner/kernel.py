@@ -357,8 +357,7 @@ def _seed_everything(seed: int = 0) -> None:
         torch.manual_seed(seed)  # CPU and every CUDA device
         try:
             # torch's own switch, without what torch.use_deterministic_algorithms adds: it imports Inductor's
-            # config (torch.compile's) to set Inductor's deterministic mode too, a second of imports (sympy, mpmath,
-            # 800 modules) in every kernel and fork server. A notebook that compiles imports Inductor itself later.
+            # config (torch.compile's) to set Inductor's deterministic mode too, in every kernel and fork server.
             torch._C._set_deterministic_algorithms(True, warn_only=True)
         except Exception:  # noqa: BLE001 - another torch: its public switch
             try:
@@ -367,10 +366,14 @@ def _seed_everything(seed: int = 0) -> None:
                 pass
 
 
-# Imported once, before any notebook runs (and, in a fork server, before the fork).
+# Imported once, before any notebook runs (and, in a fork server, before the fork). torch._dynamo, before the
+# guard's snapshot: when first imported (by an optimizer's first step, say) it rebinds torch.manual_seed and others,
+# which the guard would report as changed by the code under test; it also brings what assert_close's first call
+# imports (sympy). torch.use_deterministic_algorithms used to import it (with Inductor's config) as a side effect.
 PRE_WARMED = (
     "numpy",
     "torch",
+    "torch._dynamo",
     "matplotlib",
     "matplotlib.pyplot",
     "IPython.core.interactiveshell",
@@ -384,16 +387,4 @@ def _pre_warm() -> None:
         try:
             __import__(name)
         except Exception:  # noqa: BLE001, S110 - exercises that do not need it
-            pass
-    warm_up_comparisons()
-
-
-def warm_up_comparisons() -> None:
-    """Compare two tensors once: torch.testing.assert_close's first call imports sympy (through torch.fx), half a
-    second that every kernel would pay in its first test (and, in a fork server, every child)."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        try:
-            torch.testing.assert_close(torch.zeros(1), torch.zeros(1))
-        except Exception:  # noqa: BLE001, S110 - a partial torch: the first test pays instead
             pass
