@@ -68,7 +68,6 @@ class Runner:
         self.shell.displayhook.sink = self
         self.guard = Guard(bool(hello.get("harden", True)))
         self.count = 0
-        self.untrusted_ran = True  # code other than the runner's ran since the guard last walked every class
 
     # -- channel ----------------------------------------------------------------------------
 
@@ -126,10 +125,8 @@ class Runner:
             if cell["kind"] == protocol.CELL_TEST:
                 error, tamper = self.run_test(cell)
             elif cell["kind"] == protocol.CELL_LOCKED:
-                self.untrusted_ran = True
                 error = self.run_trusted(cell, track_names=True)
             else:
-                self.untrusted_ran = True
                 error = self.run_student(cell)
                 # builtins are the runner's too: a student who replaced isinstance would
                 # break the grader, not just their notebook. Put them back after every cell.
@@ -198,28 +195,31 @@ class Runner:
                 notes.append(
                     "put back before this test: " + ", ".join(restored[:8]) + (" ..." if len(restored) > 8 else "")
                 )
-            problems = guard.unfixable(new_classes=self.untrusted_ran)
+            # the walk over every class for new ones is left to the check after the test, which sees the
+            # classes made before it too (most of the guard's cost was that walk, before and after each test)
+            problems = guard.unfixable(new_classes=False)
             if problems:
                 return {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}, notes
         if cell.get(protocol.PROBE):
             namespace.pop(protocol.PROBE, None)  # only what this cell's probe sets is handed over
-        self.untrusted_ran = True  # the test calls student code: until a walk after it, classes may be new
         error = self.run_trusted(cell)
         if cell.get(protocol.PROBE) and error is None:
             error = self.take_probe(namespace)
         if guard.enabled and error is None:
-            during = guard.changed() + [p for p in guard.unfixable()]
-            self.untrusted_ran = False  # until the next student or locked cell (a locked cell may call student code)
+            during = guard.changed()
             if sys.gettrace() is not None or sys.getprofile() is not None:
                 during.append("a trace or profile function")
+            problems = guard.unfixable()
             if during:
                 guard.restore(namespace)
                 error = {
                     "ename": "GraderIntegrityError",
                     "evalue": "the code under test changed the test environment while the test ran: "
-                    + ", ".join(during[:8]),
+                    + ", ".join((during + problems)[:8]),
                     "traceback": [],
                 }
+            elif problems:
+                error = {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}
         return error, notes
 
     def take_probe(self, namespace: dict) -> dict | None:
