@@ -356,20 +356,15 @@ def _seed_everything(seed: int = 0) -> None:
     if torch is not None:
         torch.manual_seed(seed)  # CPU and every CUDA device
         try:
-            # torch's own switch, without what torch.use_deterministic_algorithms adds: it imports Inductor's
-            # config (torch.compile's) to set Inductor's deterministic mode too, in every kernel and fork server.
-            torch._C._set_deterministic_algorithms(True, warn_only=True)
-        except Exception:  # noqa: BLE001 - another torch: its public switch
-            try:
-                torch.use_deterministic_algorithms(True, warn_only=True)
-            except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
-                pass
+            torch.use_deterministic_algorithms(True, warn_only=True)  # free once torch._dynamo is imported
+        except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
+            pass
 
 
 # Imported once, before any notebook runs (and, in a fork server, before the fork). torch._dynamo, before the
 # guard's snapshot: when first imported (by an optimizer's first step, say) it rebinds torch.manual_seed and others,
 # which the guard would report as changed by the code under test; it also brings what assert_close's first call
-# imports (sympy). torch.use_deterministic_algorithms used to import it (with Inductor's config) as a side effect.
+# imports (sympy) and what torch.use_deterministic_algorithms imports (Inductor's config, 1 s when done there).
 PRE_WARMED = (
     "numpy",
     "torch",
