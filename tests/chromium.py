@@ -21,6 +21,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# How long a page may take to load, typeset or answer, in ms. Generous on purpose: a test waits for a condition
+# (the load event, MathJax's promise, a search result), never for a fixed time, and on a 2-core machine running
+# the rest of the suite beside it a page with a few hundred formulas took over 30 s (Playwright's default).
+PAGE_TIMEOUT_MS = 240_000
 
 
 def chromium_or_skip() -> Path:

@@ -25,6 +25,7 @@ import nbformat
 from autograder import config
 from autograder.model.notebooks import max_points, read, source_notebook
 from autograder.sandbox.command import RUNNER, RUNNER_IN_SANDBOX
+from chromium import PAGE_TIMEOUT_MS
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_submission
 
@@ -188,6 +189,8 @@ def offline_page(browser, path: Path, width: int = 1280) -> Iterator[OfflinePage
     its late console messages have settled."""
     url = Path(path).as_uri()
     context = browser.new_context(viewport={"width": width, "height": 900})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
     try:
         page = context.new_page()
         requests: list[str] = []

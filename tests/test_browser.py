@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from book_build import ROOT, BookBuild
+from chromium import PAGE_TIMEOUT_MS
 from coursetools.pages import toc_files
 from coursetools.site import read_settings
 from publish_tree import published
@@ -71,6 +72,8 @@ class PageVisit:
 
     def __init__(self, browser, base_url: str, path: str, width: int = 1280) -> None:
         self.context = browser.new_context(viewport={"width": width, "height": 900 if width > 600 else 844})
+        self.context.set_default_timeout(PAGE_TIMEOUT_MS)
+        self.context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
         self.page = self.context.new_page()
         self.blocked: list[str] = []
         self.errors: list[str] = []
@@ -96,7 +99,7 @@ class PageVisit:
             self.blocked.append(url)
             route.abort()
 
-    def wait_for_mathjax(self, timeout_ms: int = 30_000) -> bool:
+    def wait_for_mathjax(self, timeout_ms: int = PAGE_TIMEOUT_MS) -> bool:
         """Wait until MathJax has typeset the page; False if the page has no math (Sphinx then omits MathJax)."""
         if not self.page.evaluate("() => !!document.querySelector('script[src*=\"mathjax\"]')"):
             self.page.wait_for_load_state("networkidle")
@@ -343,7 +346,7 @@ def test_search_works_offline(visit):
     box.press("Enter")
     v.page.wait_for_url("**/search.html?q=*")
     results = v.page.locator("#search-results ul.search li a")
-    results.first.wait_for(timeout=20_000)
+    results.first.wait_for(timeout=PAGE_TIMEOUT_MS)
     hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
     assert hrefs and hrefs[0].split("#")[0].endswith(SEARCH_PAGE), f"searching {SEARCH_TERM!r} found {hrefs}"
     assert not v.blocked and not v.errors, (v.blocked, v.errors)
