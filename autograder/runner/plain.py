@@ -12,7 +12,8 @@ running anything: JSON, and tensors rebuilt from their raw bytes. Allowed:
 - torch.Size (read back as a tuple), torch.dtype, torch.device (read back as its name);
 - numpy arrays of numbers and numpy scalars (read back as numbers).
 
-Anything else (an object, a function, a module, a tensor subclass, more than `MAX_BYTES`) is refused with
+Anything else (an object, a function, a module, a tensor subclass, more than `MAX_BYTES` of data of any kind:
+strings and dict keys by their UTF-8 bytes, tensors and arrays by their raw bytes, each number as 8) is refused with
 `NotPlain`, which fails the test cell with its reason. Student code can make what it hands over wrong,
 never make the judge run something.
 
@@ -26,7 +27,8 @@ import base64
 import math
 from typing import Any
 
-MAX_BYTES = 8 << 20  # of tensor and array data in one probe
+MAX_BYTES = 8 << 20  # of data in one probe, every kind counted (strings, keys, numbers, tensors, arrays)
+NUMBER_BYTES = 8  # what one number counts
 MAX_ITEMS = 100_000  # values in one probe (containers included)
 MAX_DEPTH = 20
 
@@ -55,7 +57,12 @@ class _Budget:
         if self.items > MAX_ITEMS:
             raise NotPlain(f"more than {MAX_ITEMS} values (at {where})")
         if self.bytes > MAX_BYTES:
-            raise NotPlain(f"more than {MAX_BYTES >> 20} MiB of tensor data (at {where})")
+            raise NotPlain(f"more than {MAX_BYTES >> 20} MiB of tensor data, strings and numbers (at {where})")
+
+    def spend_text(self, text: str, where: str) -> None:
+        """A string's UTF-8 bytes (its length first: a string over the limit is refused before it is encoded)."""
+        size = len(text) if len(text) > MAX_BYTES else len(text.encode("utf-8", "surrogatepass"))
+        self.spend(items=0, size=size, where=where)
 
 
 def encode(value: Any) -> Any:
@@ -66,9 +73,12 @@ def encode(value: Any) -> Any:
 def _encode(value: Any, budget: _Budget, where: str, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise NotPlain(f"nested more than {MAX_DEPTH} deep (at {where})")
-    budget.spend(where=where)
     kind = type(value)
-    if value is None or kind is bool or kind is str:
+    budget.spend(size=0 if value is None or kind is str else NUMBER_BYTES, where=where)
+    if kind is str:
+        budget.spend_text(value, where)
+        return value
+    if value is None or kind is bool:
         return value
     if kind is int:
         if abs(value) >= 1 << 63:
@@ -86,6 +96,7 @@ def _encode(value: Any, budget: _Budget, where: str, depth: int) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise NotPlain(f"{where} has a key that is not a string: a {type(key).__name__}")
+            budget.spend_text(key, f"{where}[a key]")
             pairs.append([key, _encode(item, budget, f"{where}[{key!r}]", depth + 1)])
         return {DICT: pairs}
     torch_value = _encode_torch(value, budget, where)
@@ -153,31 +164,37 @@ def decode(data: Any) -> Any:
     """What `encode` wrote, read back (tensors need torch, arrays numpy); NotPlain for anything else, including
     data forged to break the reader (bad base64, a short complex, an unknown array dtype)."""
     try:
-        return _decode(data, "probe", 0)
+        return _decode(data, "probe", 0, _Budget())
     except NotPlain:
         raise
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         raise NotPlain(f"malformed data ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
-def _decode(data: Any, where: str, depth: int) -> Any:
+def _decode(data: Any, where: str, depth: int, budget: _Budget) -> Any:
     if depth > MAX_DEPTH + 2:
         raise NotPlain(f"nested too deep (at {where})")
-    if data is None or type(data) in (bool, int, float, str):
+    # the same limit as `encode`: data written past it (a forged frame) is refused here too
+    budget.spend(size=0 if data is None or type(data) is str else NUMBER_BYTES, where=where)
+    if type(data) is str:
+        budget.spend_text(data, where)
+        return data
+    if data is None or type(data) in (bool, int, float):
         return data
     if type(data) is not dict or len(data) != 1:
         raise NotPlain(f"{where}: not an encoded value")
     ((tag, body),) = data.items()
     if tag == LIST:
-        return [_decode(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(_list(body, where))]
+        return [_decode(item, f"{where}[{i}]", depth + 1, budget) for i, item in enumerate(_list(body, where))]
     if tag == TUPLE:
-        return tuple(_decode(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(_list(body, where)))
+        return tuple(_decode(item, f"{where}[{i}]", depth + 1, budget) for i, item in enumerate(_list(body, where)))
     if tag == DICT:
         out = {}
         for pair in _list(body, where):
             if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
                 raise NotPlain(f"{where}: a malformed dict entry")
-            out[pair[0]] = _decode(pair[1], f"{where}[{pair[0]!r}]", depth + 1)
+            budget.spend_text(pair[0], f"{where}[a key]")
+            out[pair[0]] = _decode(pair[1], f"{where}[{pair[0]!r}]", depth + 1, budget)
         return out
     if tag == FLOAT:
         if body not in ("nan", "inf", "-inf"):
@@ -185,7 +202,7 @@ def _decode(data: Any, where: str, depth: int) -> Any:
         return float(body)
     if tag == COMPLEX:
         real, imag = _list(body, where)
-        return complex(_decode(real, where, depth + 1), _decode(imag, where, depth + 1))
+        return complex(_decode(real, where, depth + 1, budget), _decode(imag, where, depth + 1, budget))
     if tag == DTYPE:
         import torch
 
@@ -193,9 +210,9 @@ def _decode(data: Any, where: str, depth: int) -> Any:
             raise NotPlain(f"{where}: {body!r} is not a dtype")
         return getattr(torch, body)
     if tag == TENSOR:
-        return _decode_tensor(body, where)
+        return _decode_tensor(body, where, budget)
     if tag == ARRAY:
-        return _decode_array(body, where)
+        return _decode_array(body, where, budget)
     raise NotPlain(f"{where}: unknown tag {tag!r}")
 
 
@@ -205,19 +222,20 @@ def _list(body: Any, where: str) -> list:
     return body
 
 
-def _shape(body: dict, where: str) -> tuple[list[int], bytes]:
+def _shape(body: dict, where: str, budget: _Budget) -> tuple[list[int], bytes]:
     shape, data = body.get("shape"), body.get("data")
     if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape) or type(data) is not str:
         raise NotPlain(f"{where}: a malformed tensor")
+    budget.spend(items=0, size=len(data) * 3 // 4, where=where)  # the raw bytes, counted before they are decoded
     return shape, base64.b64decode(data, validate=True)
 
 
-def _decode_tensor(body: Any, where: str) -> Any:
+def _decode_tensor(body: Any, where: str, budget: _Budget) -> Any:
     import torch
 
     if type(body) is not dict or body.get("dtype") not in TENSOR_DTYPES:
         raise NotPlain(f"{where}: a malformed tensor")
-    shape, raw = _shape(body, where)
+    shape, raw = _shape(body, where, budget)
     dtype = getattr(torch, body["dtype"])
     count = math.prod(shape)
     if len(raw) != count * torch.empty((), dtype=dtype).element_size():
@@ -227,12 +245,12 @@ def _decode_tensor(body: Any, where: str) -> Any:
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
 
 
-def _decode_array(body: Any, where: str) -> Any:
+def _decode_array(body: Any, where: str, budget: _Budget) -> Any:
     import numpy
 
     if type(body) is not dict or type(body.get("dtype")) is not str:
         raise NotPlain(f"{where}: a malformed array")
-    shape, raw = _shape(body, where)
+    shape, raw = _shape(body, where, budget)
     dtype = numpy.dtype(body["dtype"])
     if dtype.kind not in "biufc" or len(raw) != math.prod(shape) * dtype.itemsize:
         raise NotPlain(f"{where}: a malformed array")
