@@ -1,0 +1,344 @@
+"""Chapter 12's character-level language model on the plays, and the count-based baselines it is measured against.
+
+    from course import text, textlm
+
+    corpus = text.load_corpus()
+    config = textlm.LMConfig()                                    # the build's model and its training
+    model = textlm.new_model(config, corpus.vocab.size)           # chapter 10's DecoderOnlyLM
+    windows = textlm.validation_windows(corpus.validation_ids, config.context, count=256)
+    log = textlm.fit(model, corpus.train_ids, windows, config)   # list[LogRow]: steps, seconds, losses
+    textlm.position_losses(model, windows)                        # (context,) mean loss at each position
+    textlm.ngram_position_losses(corpus.train_ids, windows, order=5, vocab_size=corpus.vocab.size)
+    textlm.continue_text(model, corpus.vocab, "ROMEO:\\n", 200, temperature=0.8, top_p=0.9)
+
+Every loss here is in nats per character: the mean of -ln p(next character) over the predicted characters.
+
+One validation measurement for every model. The validation text is cut into `count` windows of
+`context + 1` characters, evenly spaced (no randomness: every model, every run and every build sees the
+same characters). In a window, the model predicts character t + 1 from characters 0..t, for t = 0 ..
+context - 1, and nothing before the window. The n-gram baselines are scored on exactly the same
+predictions with exactly the same information (their history is cut at the window's start too), so a
+difference between two models is a difference of the models, and the loss at position t says what t + 1
+characters of context are worth to each.
+
+Training reads the training text in epochs: each epoch starts at a random offset, cuts the text from
+there into consecutive chunks of `context + 1` characters and visits them in a random order, batch by
+batch (`shuffled_chunks`); each chunk gives the inputs (its first `context` characters) and the targets
+(its last `context`, one further on).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from course.provided import DecoderOnlyLM
+from course.text import Vocabulary
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """A model's size and how it is trained (one place for both: the build and tools/train_text.py use it)."""
+
+    d_model: int = 128
+    num_heads: int = 4
+    num_layers: int = 2
+    d_ff: int = 512
+    context: int = 128  # characters the model reads (its max_len)
+    dropout: float = 0.0
+    batch_size: int = 32
+    steps: int = 400
+    lr: float = 3e-3
+    warmup: int = 40  # steps of linear warm-up, then a cosine decay to lr / 10
+    weight_decay: float = 0.01
+    seed: int = 0
+
+
+# The build's model (chapter 12 trains it while the page is built: well under a minute of one CPU thread) and
+# the longer run of tools/train_text.py (`make train-text`: half an hour), the same model read for longer.
+BUILD_RUN = LMConfig()
+LONG_RUN = LMConfig(warmup=100, steps=1_000_000)  # the same model; its schedule follows LONG_RUN_SECONDS
+LONG_RUN_SECONDS = 25 * 60  # its training time; with its measurements, under 30 minutes
+VALIDATION_WINDOWS = 256  # windows of every validation measurement (256 x 128 = 32,768 predictions)
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """One measurement during training: after `step` steps and `seconds` of training (measurement excluded),
+    having read `chars` training characters; the mean training loss of the steps since the last row, and the
+    validation loss (nats per character)."""
+
+    step: int
+    seconds: float
+    chars: int
+    train_loss: float
+    validation_loss: float
+
+
+@dataclass
+class Checkpoint:
+    """What tools/train_text.py saves: the configuration, the vocabulary's characters and the weights.
+
+    Saved as text (`save`, `load`): a first line of JSON (configuration, characters, each tensor's name and
+    shape), then one line per tensor, its values in bfloat16 as base64. Text, so that it travels like the
+    course's other data files (published with course/, fetched beside it by a lesson notebook on Colab);
+    bfloat16, so that a model of half a million weights stays near 1.2 MB. The script measures the loss of the
+    rounded weights, the ones saved."""
+
+    config: LMConfig
+    chars: str
+    state: dict[str, torch.Tensor]
+
+    def save(self, path: str | Path) -> None:
+        header = {
+            "config": asdict(self.config),
+            "chars": self.chars,
+            "tensors": [[name, list(t.shape)] for name, t in self.state.items()],
+        }
+        lines = [json.dumps(header)]
+        for tensor in self.state.values():
+            raw = tensor.detach().to(torch.bfloat16).contiguous().view(torch.int16).numpy().tobytes()
+            lines.append(base64.b64encode(raw).decode("ascii"))
+        Path(path).write_text("\n".join(lines) + "\n", encoding="ascii")
+
+    @classmethod
+    def load(cls, path: str | Path) -> Checkpoint:
+        first, *rest = Path(path).read_text(encoding="ascii").splitlines()
+        header = json.loads(first)
+        state = {}
+        for (name, shape), line in zip(header["tensors"], rest, strict=True):
+            values = np.frombuffer(base64.b64decode(line), dtype=np.int16).copy()
+            state[name] = torch.from_numpy(values).view(torch.bfloat16).float().reshape(shape)
+        return cls(LMConfig(**header["config"]), header["chars"], state)
+
+    @classmethod
+    def of(cls, model: torch.nn.Module, config: LMConfig, chars: str) -> Checkpoint:
+        return cls(config, chars, {k: v.detach().clone() for k, v in model.state_dict().items()})
+
+    def model(self) -> DecoderOnlyLM:
+        """The model with these weights, in eval mode."""
+        model = new_model(self.config, len(self.chars))
+        model.load_state_dict(self.state)
+        return model.eval()
+
+
+def new_model(config: LMConfig, vocab_size: int) -> DecoderOnlyLM:
+    """Chapter 10's decoder-only model at the configuration's size, its weights drawn from the configuration's seed."""
+    torch.manual_seed(config.seed)
+    return DecoderOnlyLM(
+        vocab_size,
+        d_model=config.d_model,
+        num_heads=config.num_heads,
+        num_layers=config.num_layers,
+        d_ff=config.d_ff,
+        dropout=config.dropout,
+        max_len=config.context,
+    )
+
+
+def shuffled_chunks(
+    ids: torch.Tensor, context: int, batch_size: int, generator: torch.Generator
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Endless batches (inputs, targets), each (batch_size, context): epochs of consecutive chunks, shuffled."""
+    while True:
+        offset = int(torch.randint(context, (), generator=generator))
+        count = (len(ids) - offset) // (context + 1)
+        chunks = ids[offset : offset + count * (context + 1)].view(count, context + 1)  # (count, context + 1)
+        order = torch.randperm(count, generator=generator)
+        for first in range(0, count - batch_size + 1, batch_size):
+            batch = chunks[order[first : first + batch_size]]  # (batch, context + 1)
+            yield batch[:, :-1], batch[:, 1:]
+
+
+def validation_windows(ids: torch.Tensor, context: int, count: int) -> torch.Tensor:
+    """(count, context + 1): `count` windows evenly spaced over `ids`, the first at 0, the last at the end."""
+    starts = torch.linspace(0, len(ids) - context - 1, count).long()  # (count,)
+    return torch.stack([ids[s : s + context + 1] for s in starts.tolist()])
+
+
+def position_losses(model: torch.nn.Module, windows: torch.Tensor, batch_size: int = 64) -> torch.Tensor:
+    """(context,): the mean over the windows of -ln p(character t + 1 | characters 0..t), at every t.
+
+    The caller chooses the model's mode (eval() for a measurement: no dropout)."""
+    total = torch.zeros(windows.shape[1] - 1)
+    with torch.no_grad():
+        for first in range(0, len(windows), batch_size):
+            part = windows[first : first + batch_size]  # (batch, context + 1)
+            logits = model(part[:, :-1])  # (batch, context, vocab)
+            losses = F.cross_entropy(logits.transpose(1, 2), part[:, 1:], reduction="none")  # (batch, context)
+            total += losses.sum(dim=0)
+    return total / len(windows)
+
+
+def _learning_rate(config: LMConfig, step: int, progress: float) -> float:
+    """Linear warm-up over config.warmup steps, then a cosine from lr down to lr / 10 as progress goes 0 -> 1."""
+    if step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
+
+
+def fit(
+    model: torch.nn.Module,
+    train_ids: torch.Tensor,
+    windows: torch.Tensor,
+    config: LMConfig,
+    every: int = 50,
+    on_row: Callable[[LogRow], None] | None = None,
+    seconds: float | None = None,
+) -> list[LogRow]:
+    """Train `model` with AdamW (warm-up, cosine decay) for config.steps steps or, given `seconds`, for that
+    many seconds of training (the schedule then follows the time spent: a budget in time fits any machine),
+    measuring the validation loss on `windows` before the first step, every `every` steps and after the
+    last. Returns the measurements; `on_row` is called with each as it is made. Training seconds exclude
+    the measurements."""
+    generator = torch.Generator().manual_seed(config.seed)
+    batches = shuffled_chunks(train_ids, config.context, config.batch_size, generator)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    optimiser = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=config.lr,
+        betas=(0.9, 0.99),
+    )
+    log: list[LogRow] = []
+    spent, running, counted = 0.0, 0.0, 0
+
+    def measure(step: int) -> None:
+        model.eval()
+        validation = position_losses(model, windows).mean().item()
+        model.train()
+        train = running / counted if counted else float("nan")
+        row = LogRow(step, round(spent, 3), step * config.batch_size * config.context, train, validation)
+        log.append(row)
+        if on_row is not None:
+            on_row(row)
+
+    measure(0)
+    model.train()
+    step = 0
+    while True:
+        progress = spent / seconds if seconds is not None else step / config.steps
+        if progress >= 1.0:
+            break
+        started = time.perf_counter()
+        for group in optimiser.param_groups:
+            group["lr"] = _learning_rate(config, step, progress)
+        inputs, targets = next(batches)  # (batch, context) each
+        logits = model(inputs)  # (batch, context, vocab)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        spent += time.perf_counter() - started
+        running, counted = running + loss.item(), counted + 1
+        step += 1
+        if step % every == 0:
+            measure(step)
+            running, counted = 0.0, 0
+    if log[-1].step != step:
+        measure(step)
+    model.eval()
+    return log
+
+
+# --- sampling --------------------------------------------------------------------------------------------
+
+
+def continue_text(
+    model: torch.nn.Module,
+    vocab: Vocabulary,
+    prompt: str,
+    length: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> str:
+    """`prompt` followed by `length` characters drawn one at a time from the model (in eval mode), reading at
+    most its last max_len characters. The scores are divided by `temperature`; with top_p < 1, only the most
+    probable characters are kept, the fewest whose probabilities add up to top_p or more (the nucleus)."""
+    model.eval()
+    ids = vocab.encode(prompt).tolist()
+    context = getattr(model, "max_len", len(ids) + length)
+    with torch.no_grad():
+        for _ in range(length):
+            logits = model(torch.tensor([ids[-context:]]))[0, -1]  # (vocab,)
+            probs = torch.softmax(logits / temperature, dim=-1)
+            ranked, order = probs.sort(descending=True)
+            before = ranked.cumsum(0) - ranked  # the mass of the characters ranked above each one
+            ranked[before >= top_p] = 0.0  # outside the nucleus
+            choice = torch.multinomial(ranked / ranked.sum(), 1, generator=generator)
+            ids.append(int(order[choice]))
+    return vocab.decode(ids)
+
+
+# --- count-based baselines -------------------------------------------------------------------------------
+
+DISCOUNT = 0.75  # absolute discounting's D, the usual value (Ney, Essen and Kneser 1994); not tuned here
+
+
+def _keys(ids: np.ndarray, n: int, bits: int) -> np.ndarray:
+    """The n-grams of `ids` ending at positions n-1 .. len-1, each packed into one integer (`bits` per id)."""
+    key = np.zeros(len(ids) - n + 1, dtype=np.int64)
+    for j in range(n):
+        key = (key << bits) | ids[j : len(ids) - n + 1 + j]
+    return key
+
+
+def _counter(keys: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """A lookup: how many times each queried key occurs in `keys` (0 for a key that never does)."""
+    unique, counts = np.unique(keys, return_counts=True)
+
+    def count(queries: np.ndarray) -> np.ndarray:
+        where = np.searchsorted(unique, queries).clip(max=len(unique) - 1)
+        return np.where(unique[where] == queries, counts[where], 0)
+
+    return count
+
+
+def ngram_position_losses(
+    train_ids: torch.Tensor, windows: torch.Tensor, order: int, vocab_size: int, discount: float = DISCOUNT
+) -> torch.Tensor:
+    """(context,): an n-gram model's mean loss at each position of the windows (same predictions as
+    `position_losses`). Order 1 is the unigram model, order 2 the bigram, and so on.
+
+    Interpolated absolute discounting: with h the previous order - 1 characters (fewer near a window's start),
+        p(w | h) = max(c(h w) - D, 0) / c(h) + D * N(h) / c(h) * p(w | h without its first character),
+    c counting in the training text and N(h) the number of different characters seen after h; the recursion
+    ends at the uniform 1 / vocab_size, and a history never seen in training hands over to the shorter one."""
+    bits = max(1, (vocab_size - 1).bit_length())
+    if order * bits > 62:
+        raise ValueError(f"order {order} does not fit in 64-bit keys with {bits} bits per character")
+    train = train_ids.numpy().astype(np.int64)
+    win = windows.numpy().astype(np.int64)  # (count, context + 1)
+    width = win.shape[1]
+    targets = win[:, 1:]  # (count, context): character t + 1
+    prob = np.full(targets.shape, 1.0 / vocab_size)
+    position = np.arange(width - 1)
+    for n in range(1, order + 1):
+        grams = _keys(train, n, bits)
+        count_gram = _counter(grams)  # c(h w)
+        count_history = _counter(grams >> bits)  # c(h): occurrences of h followed by a character
+        count_followers = _counter(np.unique(grams) >> bits)  # N(h): different characters after h
+        # the n-gram that ends at target t + 1: characters t - n + 2 .. t + 1 of the window
+        usable = position >= n - 2  # a history of n - 1 characters fits in the window
+        query = np.zeros(targets.shape, dtype=np.int64)
+        for j in range(n):
+            column = (position - n + 2 + j).clip(min=0)  # index into the window (clipped: not usable)
+            query = (query << bits) | win[:, column]
+        hist = query >> bits
+        c_hw, c_h, followers = count_gram(query), count_history(hist), count_followers(hist)
+        seen = usable & (c_h > 0)
+        safe = np.maximum(c_h, 1)
+        mixed = np.maximum(c_hw - discount, 0) / safe + discount * followers / safe * prob
+        prob = np.where(seen, mixed, prob)
+    return torch.tensor(-np.log(prob).mean(axis=0), dtype=torch.float32)
