@@ -3,7 +3,7 @@
 python -m autograder release [--check]
 python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR]
         [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
-python -m autograder feedback SUBMISSIONS --out DIR [--workdir DIR]
+python -m autograder feedback [SUBMISSIONS] --out DIR [--workdir DIR]
 python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
 python -m autograder export --out worksheet.csv --format moodle [--notebook NB] [--roster WORKSHEET]
 python -m autograder report --out DIR [--workdir DIR]
@@ -80,11 +80,11 @@ def _grade(args: argparse.Namespace) -> int:
         students=args.student or None,
         scheduler=args.scheduler,
     )
-    # a zip or LMS export is laid out once; grade and verify then read the same folder
-    submissions = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout).folder
+    # laid out once, and recorded in the work dir: grade, verify, feedback and export read this one intake
+    intake = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout)
     try:
-        results = grade(submissions, options)
-        checked = verify(submissions, options, args.verify, args.verify_seed) if args.verify else []
+        results = grade(intake, options)
+        checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
     except (SandboxUnavailable, ConnectionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -307,7 +307,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_grade)
 
     p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
-    p.add_argument("submissions", type=Path)
+    p.add_argument(
+        "submissions",
+        type=Path,
+        nargs="?",
+        help="what `grade` was given (checked: another input is refused); default: the work dir's graded intake",
+    )
     p.add_argument("--out", type=Path, required=True)
     with_workdir(p)
     p.set_defaults(func=_feedback)

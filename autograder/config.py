@@ -62,11 +62,14 @@ MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, 
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 
-# What `grade` accepts from an instructor (autograder/intake/uploads.py): one notebook over this size is
-# refused with a reason (ours are ~100 KB with outputs; a notebook full of images is a few MB),
-# and a zip is not unpacked past this many bytes of notebooks in all.
+# What `grade` accepts from an instructor (autograder/intake/): one notebook over this size is
+# refused with a reason (ours are ~100 KB with outputs; a notebook full of images is a few MB), however it
+# comes (a folder, a zip, an LMS export, nbgrader's course), and a zip is not unpacked past this many bytes of
+# notebooks in all. A notebook's JSON nests about 6 levels (cells, outputs, data); one nested deeper than
+# MAX_NOTEBOOK_DEPTH is refused before it is decoded.
 MAX_SUBMISSION_BYTES = 20 << 20
 MAX_INTAKE_BYTES = 4 << 30
+MAX_NOTEBOOK_DEPTH = 100
 
 # Dask (autograder/grading/pools.py, `grade --scheduler`): how long to wait for a scheduler, and how
 # many times a submission may take its worker down with it before it counts as a grader failure

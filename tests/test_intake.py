@@ -19,7 +19,9 @@ import pytest
 from autograder import config
 from autograder.grading.late import Lateness, parse_policy
 from autograder.intake.collect import collect
-from autograder.intake.uploads import prepare, read_roster, released_name
+from autograder.intake.lms import read_roster
+from autograder.intake.names import released_name
+from autograder.intake.uploads import prepare
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
 from helpers import POINTS, TOTAL, notebook_bytes, run_cli
@@ -78,7 +80,7 @@ def test_canvas_zip_is_laid_out_by_student_with_notes(tmp_path):
         "lee-34567",
         "roesmith-23456",
     ]
-    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
     john = subs["doejohn-12345"]
     assert john.path.read_bytes() == late_upload, "the latest upload (highest attachment id) is graded"
     assert john.lms_late is True and "latest of 2 uploads" in john.note and f"{NOTEBOOK}-1.ipynb" in john.note
@@ -113,7 +115,7 @@ def test_hostile_and_odd_archive_members_are_refused_with_a_reason(tmp_path, mon
         links={f"linker_999_6_{NOTEBOOK}.ipynb": "/etc/passwd"},
     )
     out = io.StringIO()
-    folder = prepare(archive, work, RELEASED, out=out).folder
+    intake = prepare(archive, work, RELEASED, out=out)
     said = out.getvalue()
     assert "'../escaped.ipynb': its path leaves the submissions folder" in said
     assert "'/tmp/absolute.ipynb': its path leaves the submissions folder" in said
@@ -124,9 +126,9 @@ def test_hostile_and_odd_archive_members_are_refused_with_a_reason(tmp_path, mon
     assert "a link, not a file" in said
     assert "'homework.ipynb': whose is it?" in said
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
-    assert written == ["evil.zip", "inner.zip", "work/intake/submissions/.intake.json"], written
+    assert written == ["evil.zip", "inner.zip", "work/intake/state.json"], written
     # a student whose only notebook was refused still gets a row, with the reason
-    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
     assert "over the limit" in subs["bigfile-888"].problem and subs["bigfile-888"].path is None
     assert "a link, not a file" in subs["linker-999"].problem
     assert "no file named" in subs["doejane-777"].problem
@@ -147,8 +149,8 @@ def test_roster_names_the_students_and_lists_who_submitted_nothing(tmp_path):
         {f"doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes(), f"smithann_23456_2_{NOTEBOOK}.ipynb": notebook_bytes()},
     )
     out = io.StringIO()
-    folder = prepare(archive, tmp_path / "work", RELEASED, roster, out).folder
-    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    intake = prepare(archive, tmp_path / "work", RELEASED, roster, out)
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
     assert sorted(subs) == ["absent", "asmith", "jdoe"]
     assert subs["absent"].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
     assert "roster: absent submitted nothing" in out.getvalue()

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from autograder.intake.collect import collect
-from autograder.intake.uploads import moodle_time, prepare, read_roster, roster_times
+from autograder.intake.lms import moodle_time, read_roster, roster_times
+from autograder.intake.uploads import prepare
 from autograder.model.notebooks import read, secret_lines, source_notebook
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
@@ -136,7 +137,8 @@ def class_worksheet(path: Path) -> Path:
 
 def test_moodle_zip_is_laid_out_by_participant(tmp_path):
     out = io.StringIO()
-    folder = prepare(class_zip(tmp_path / "moodle.zip"), tmp_path / "work", RELEASED, out=out).folder
+    intake = prepare(class_zip(tmp_path / "moodle.zip"), tmp_path / "work", RELEASED, out=out)
+    folder = intake.folder
     said = out.getvalue()
     students = sorted(p.name for p in folder.iterdir() if p.is_dir())
     assert students == [
@@ -147,7 +149,7 @@ def test_moodle_zip_is_laid_out_by_participant(tmp_path):
         f"John-Smith-{JOHN_B}",
         f"Participant-{BLIND}",
     ]
-    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
     john = subs[f"John-Smith-{JOHN_B}"]
     assert john.path.read_bytes() == notebook_bytes(), "of one student's files for a notebook, the newest is graded"
     assert "latest of 2 uploads" in john.note and f"submitted as '{NOTEBOOK} (1).ipynb'" in john.note
@@ -174,8 +176,8 @@ def test_the_grading_worksheet_is_a_roster_with_submission_times(tmp_path):
     assert ABSENT not in times, "'-': nothing submitted, no time"
     assert datetime.fromisoformat(times[JOHN_A]) == datetime(2026, 12, 3, 9, 0).astimezone()
     out = io.StringIO()
-    folder = prepare(class_zip(tmp_path / "moodle.zip"), tmp_path / "work", RELEASED, sheet, out).folder
-    subs = {s.student: s for s in collect(folder, [NOTEBOOK])}
+    intake = prepare(class_zip(tmp_path / "moodle.zip"), tmp_path / "work", RELEASED, sheet, out)
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
     assert f"roster: Edsger-Dijkstra-{ABSENT} submitted nothing" in out.getvalue()
     assert subs[f"Edsger-Dijkstra-{ABSENT}"].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
     # blind marking: the worksheet names the participant the zip does not

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from autograder.intake.collect import collect
-from autograder.intake.uploads import nbgrader_assignments, prepare
+from autograder.intake.uploads import prepare
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_submission
 from helpers import TOTAL, run_cli
@@ -107,10 +107,11 @@ def test_nbgraders_layout_is_read_as_it_comes(course, tmp_path):
         "erin/ps2/homework.ipynb",
     ], "nbgrader's own tools wrote this layout"
     for source in (course, submitted):  # the course directory, or its submitted/ folder
-        folder = prepare(source, tmp_path / "work", RELEASED).folder
-        assignments, where = nbgrader_assignments(folder)
-        assert assignments == {NOTEBOOK: "ps1", OTHER: "ps2"} and where == course.resolve()
-        subs = {(s.student, s.notebook): s for s in collect(folder, RELEASED)}
+        intake = prepare(source, tmp_path / "work", RELEASED)
+        assert intake.nbgrader is not None
+        assert intake.nbgrader.assignments == {NOTEBOOK: "ps1", OTHER: "ps2"}
+        assert intake.nbgrader.course == str(course.resolve())
+        subs = {(s.student, s.notebook): s for s in collect(intake, RELEASED)}
         # a row for each notebook of each assignment a student handed in (nbgrader's gradebook has no other)
         assert sorted(subs) == [
             ("alice", OTHER),

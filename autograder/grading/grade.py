@@ -26,7 +26,8 @@ from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
 from autograder.grading.pools import LocalPool, Runner, open_pool
 from autograder.intake.collect import collect, notebooks_present
-from autograder.intake.uploads import nbgrader_assignments, prepare
+from autograder.intake.state import IntakeState, load
+from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import Job, Result, Submission
 from autograder.records.gradebook import Writer, load_result
@@ -78,25 +79,30 @@ def _with_late(
 
 
 def grade(
-    submissions_dir: Path,
+    submissions: Path | IntakeState,
     options: Options | None = None,
     runner: Runner = execute_submission,
     out: TextIO = sys.stdout,
 ) -> list[Result]:
-    """Grade every submission in `submissions_dir`; returns one Result per (student, notebook)."""
+    """Grade every submission of an intake (`uploads.prepare`; a folder, zip or export is laid out first, once);
+    returns one Result per (student, notebook)."""
     options = options or Options()
     released = notebook_names(options.solutions_dir)
-    submissions_dir = prepare(submissions_dir, options.workdir, released, options.roster, out).folder
-    names = options.notebooks or notebooks_present(submissions_dir, released)
+    intake = (
+        submissions
+        if isinstance(submissions, IntakeState)
+        else prepare(submissions, options.workdir, released, options.roster, out)
+    )
+    names = options.notebooks or notebooks_present(intake, released)
     unknown = sorted(set(names) - set(released))
     if unknown:
         raise ValueError(f"no source notebook for {', '.join(unknown)} (known: {', '.join(released)})")
-    submissions = collect(submissions_dir, names)
+    found = collect(intake, names)
     if options.students:
-        unknown_students = sorted(set(options.students) - {s.student for s in submissions})
+        unknown_students = sorted(set(options.students) - {s.student for s in found})
         if unknown_students:
-            raise ValueError(f"no submissions of {', '.join(unknown_students)} in {submissions_dir}")
-        submissions = [s for s in submissions if s.student in options.students]
+            raise ValueError(f"no submissions of {', '.join(unknown_students)} in {intake.source}")
+        found = [s for s in found if s.student in options.students]
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
 
@@ -106,13 +112,13 @@ def grade(
         print(
             "WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True
         )
-    if runner is execute_submission and not options.scheduler and submissions:
+    if runner is execute_submission and not options.scheduler and found:
         # the warm processes start importing torch now, while this one reads the gradebook and the records
         if options.sandboxed and fork_servers_enabled():
-            start_servers(min(options.workers, len(submissions)), options.limits)
+            start_servers(min(options.workers, len(found)), options.limits)
         shared_judge().start_soon()
     try:
-        return _grade(submissions, sources, source_sha, submissions_dir, options, runner, out)
+        return _grade(found, sources, source_sha, intake, options, runner, out)
     finally:
         shutdown_servers()  # the warm sandboxes of this run end with it
 
@@ -121,14 +127,16 @@ def _grade(
     submissions: list[Submission],
     sources: dict[str, Path],
     source_sha: dict[str, str],
-    submissions_dir: Path,
+    intake: IntakeState,
     options: Options,
     runner: Runner,
     out: TextIO,
 ) -> list[Result]:
     results: dict[tuple[str, str], Result] = {}
     started = time.monotonic()
-    assignments, course = nbgrader_assignments(submissions_dir)  # an nbgrader course: its assignments and folder
+    nbgrader = intake.nbgrader  # an nbgrader course: its assignments and folder
+    assignments = nbgrader.assignments if nbgrader else {}
+    course = Path(nbgrader.course) if nbgrader and nbgrader.course else None
     if course is not None:
         print(f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}", file=out, flush=True)
     deadline = options.lateness.deadline if options.lateness else None
@@ -237,7 +245,7 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
 
 
 def verify(
-    submissions_dir: Path,
+    submissions: Path | IntakeState | None,
     options: Options | None = None,
     fraction: float = 0.1,
     seed: int = 0,
@@ -245,7 +253,8 @@ def verify(
     out: TextIO = sys.stdout,
 ) -> list[dict]:
     """Grade a seeded random sample of the already graded submissions again, each in a fresh
-    sandbox, and compare per-cell points with the stored results (which are not changed).
+    sandbox, and compare per-cell points with the stored results (which are not changed). The submissions are
+    the intake `grade` laid out in the work dir (`submissions`, when given, must be the input it was given).
 
     Returns one entry per submission graded again: {student, notebook, differences: [{cell,
     first, second}]}; also written to `<workdir>/verify.json` for the report."""
@@ -258,11 +267,16 @@ def verify(
         raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")
     options = options or Options()
     released = notebook_names(options.solutions_dir)
-    submissions_dir = prepare(submissions_dir, options.workdir, released, options.roster).folder
-    names = options.notebooks or notebooks_present(submissions_dir, released)
+    intake = submissions if isinstance(submissions, IntakeState) else load(options.workdir)
+    if intake is None:
+        print(f"Verifying: nothing was graded in {options.workdir}; nothing to verify", file=out, flush=True)
+        return []
+    if not isinstance(submissions, IntakeState):
+        intake.check_input(submissions, "verify")
+    names = options.notebooks or notebooks_present(intake, released)
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     stored = {}
-    for sub in collect(submissions_dir, names):
+    for sub in collect(intake, names):
         result = load_result(options.workdir, sub.student, sub.notebook)
         # only what ran and is graded as it is now: a file that could not run repeats trivially
         if (

@@ -1,139 +1,187 @@
-"""Find the submissions in a folder `SUBMISSIONS/<student>/<notebook>.ipynb`.
+"""Find the submissions of a laid-out intake (`uploads.prepare`) or of a folder `SUBMISSIONS/<student>/<notebook>`.
 
-Every student folder yields one Submission per released notebook. Problems that
-make a notebook ungradable before running anything (file missing, wrong name,
-empty, not JSON, not a notebook) are recorded on the Submission as `problem`, so
-the student still appears in the gradebook with 0 points and a reason instead of
-vanishing or stopping the run.
+Every student yields one Submission per released notebook. Problems that make a notebook ungradable before
+running anything (file missing, wrong name, too large, empty, not JSON, nested too deep, not a notebook,
+unreadable) are recorded on the Submission as `problem`, so the student still appears in the gradebook with 0
+points and a reason instead of vanishing or stopping the run. Each submission is read under its own guard, with
+its bounds checked before the expensive step: the size before reading, the nesting depth before decoding JSON.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-import re
+import os
 from pathlib import Path
 
 import nbformat
 
-from autograder.intake.uploads import (
-    NBGRADER_KEY,
-    Upload,
-    choose_latest,
-    duplicate_number,
-    read_manifest,
-    released_name,
-)
+from autograder import config
+from autograder.intake.archives import over_the_limit
+from autograder.intake.names import Upload, choose_latest, duplicate_number, released_name
+from autograder.intake.state import IntakeState, NotebookIntake
+from autograder.intake.uploads import student_ids
 from autograder.model.records import Submission
 
-# Student ids become folder names and gradebook keys: keep them boring.
-_STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+MAX_FILES_PER_STUDENT = 1000  # entries of one student's folder looked at; a folder with more is that student's problem
+# what reading and decoding one file can raise, whatever its bytes: the file's problem, not the run's
+UNREADABLE = (OSError, ValueError, RecursionError, MemoryError, UnicodeError)
 
 
-def _problem_with(path: Path, data: bytes) -> str | None:
+def json_depth(value: object) -> int:
+    """How deep decoded JSON nests, walked without recursion."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def notebook_problem(data: bytes) -> str | None:
+    """Why these bytes cannot be graded as a notebook, or None."""
     if not data.strip():
         return "the submitted file is empty"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "the submitted file is not UTF-8 text (is it really a .ipynb notebook?)"
+    too_deep = (
+        f"the submitted file nests its JSON more than {config.MAX_NOTEBOOK_DEPTH} levels deep, deeper than any "
+        "notebook; was it edited outside Jupyter?"
+    )
     try:
-        json.loads(text)
+        decoded = json.loads(text)  # json refuses past the recursion limit (~1,000 levels) with RecursionError
     except json.JSONDecodeError as exc:
         return (
             f"the submitted file is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "was it edited outside Jupyter?"
         )
+    except RecursionError:
+        return too_deep
+    if json_depth(decoded) > config.MAX_NOTEBOOK_DEPTH:  # before nbformat, which parses and validates recursively
+        return too_deep
     try:
         nb = nbformat.reads(text, as_version=4)
         nbformat.validate(nb)
     except Exception as exc:  # noqa: BLE001 - nbformat raises several unrelated types
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first_line = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         return f"the submitted file is JSON but not a valid Jupyter notebook: {first_line}"
     return None
 
 
-def notebooks_present(submissions_dir: Path, released: list[str]) -> list[str]:
+def notebooks_present(intake: IntakeState | Path, released: list[str]) -> list[str]:
     """The released notebooks that at least one student handed in.
 
     A folder collected for one assignment should not report every other chapter as
     missing; if nobody used a released name at all, every released notebook is
     expected (and each student gets a 'wrong name' reason).
     """
-    names = {released_name(p.name, released)[0] for p in Path(submissions_dir).glob("*/*") if p.is_file()}
+    state = _state(intake)
+    names: set[str | None] = {key.split("/", 1)[1] for key in state.notebooks}
+    for folder in state.students.values():
+        if folder:
+            names |= {released_name(p.name, released)[0] for p in _files(state.folder / folder)}
     present = [name for name in released if name in names]
     return present or list(released)
 
 
-def collect(submissions_dir: Path, notebooks: list[str]) -> list[Submission]:
-    """One Submission per (student folder, notebook in `notebooks`), sorted by student then notebook."""
-    submissions_dir = Path(submissions_dir)
-    if not submissions_dir.is_dir():
-        raise FileNotFoundError(f"submissions folder {submissions_dir} does not exist")
-    student_dirs = sorted(p for p in submissions_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
-    unusable = [p.name for p in student_dirs if not _STUDENT_ID.match(p.name)]
-    if unusable:  # all of them at once: the instructor renames them before anything is graded
-        names = ", ".join(repr(name) for name in unusable)
-        raise ValueError(
-            f"student folder names must be usable student ids (letters, digits, . _ @ + -); rename {names}"
-        )
-    manifest = read_manifest(submissions_dir)
+def collect(intake: IntakeState | Path, notebooks: list[str]) -> list[Submission]:
+    """One Submission per (student, notebook in `notebooks`), sorted by student then notebook. `intake` is the
+    record `prepare` wrote, or a folder of student folders read as it is."""
+    state = _state(intake)
     # nbgrader's layout: a student has a row for the notebooks of the assignments they handed in, no other
-    nbgrader = NBGRADER_KEY in manifest
+    nbgrader = state.nbgrader is not None
     found: list[Submission] = []
-    for student_dir in student_dirs:
-        student = student_dir.name
-        files = sorted(p for p in student_dir.iterdir() if p.is_file() and not p.name.startswith("."))
+    for student, folder in sorted(state.students.items()):
+        files, too_many = _student_files(state.folder, folder)
         for name in notebooks:
-            entry = manifest.get(f"{student}/{name}", {})
-            if nbgrader and not entry:
+            entry = state.entry(student, name)
+            if nbgrader and entry is None:
                 continue
-            lms = {"note": entry.get("note", ""), "lms_late": entry.get("late")}
-            when = {"lms_time": entry.get("submitted_at", ""), "lms_time_source": entry.get("time_source", "")}
-            if entry.get("problem"):
-                found.append(Submission(student, name, None, entry["problem"], **lms, **when))
-                continue
-            path, note = _the_file(student_dir, name, files, notebooks)
-            if path is not None:
-                data = path.read_bytes()
-                note = "; ".join(n for n in (lms["note"], note) if n)
-                found.append(
-                    Submission(
-                        student,
-                        name,
-                        path,
-                        _problem_with(path, data),
-                        hashlib.sha256(data).hexdigest(),
-                        note,
-                        lms["lms_late"],
-                        **when,
-                    )
-                )
-                continue
-            # files that are no notebook being graded (another notebook's file is graded as that notebook)
-            others = [p.name for p in files if released_name(p.name, notebooks)[0] is None]
-            if others:
-                problem = (
-                    f"no file named {name}.ipynb (found {', '.join(others)}); notebooks must keep their released name"
-                )
-            else:
-                problem = f"no file named {name}.ipynb was submitted"
-            found.append(Submission(student, name, None, problem))
+            entry = entry or NotebookIntake()
+            try:
+                found.append(_submission(student, name, entry, files, too_many, notebooks))
+            except UNREADABLE as exc:  # the file's problem: a row with the reason, and the run goes on
+                problem = f"the submitted file could not be read ({type(exc).__name__}: {str(exc)[:200]})"
+                found.append(Submission(student, name, None, problem))
     return found
 
 
-def _the_file(student_dir: Path, name: str, files: list[Path], notebooks: list[str]) -> tuple[Path | None, str]:
+def _state(intake: IntakeState | Path) -> IntakeState:
+    """The record, or a folder of student folders read as `prepare` would read it in place (nothing written)."""
+    if isinstance(intake, IntakeState):
+        return intake
+    folder = Path(intake)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"submissions folder {folder} does not exist")
+    names = [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    students = {student: name for name, student in student_ids(names, "student folder", []).items()}
+    return IntakeState(source=folder.resolve(), source_sha256="", folder=folder, students=students)
+
+
+def _files(folder: Path, limit: int = MAX_FILES_PER_STUDENT) -> list[Path]:
+    """The first `limit` + 1 visible files of a student's folder, sorted (a folder of a million files is not listed
+    whole)."""
+    with os.scandir(folder) as listing:
+        entries = list(itertools.islice((e for e in listing if not e.name.startswith(".")), limit + 1))
+    return sorted(Path(e.path) for e in entries if e.is_file())
+
+
+def _student_files(root: Path, folder: str) -> tuple[list[Path], bool]:
+    if not folder:
+        return [], False
+    try:
+        files = _files(root / folder)
+    except OSError:
+        return [], False
+    return files[:MAX_FILES_PER_STUDENT], len(files) > MAX_FILES_PER_STUDENT
+
+
+def _submission(
+    student: str, name: str, entry: NotebookIntake, files: list[Path], too_many: bool, notebooks: list[str]
+) -> Submission:
+    def refused(problem: str, note: str = entry.note) -> Submission:
+        return Submission(student, name, None, problem, "", note, entry.late, entry.submitted_at, entry.time_source)
+
+    if entry.problem:
+        return refused(entry.problem)
+    if too_many:
+        return refused(f"the student's folder holds over {MAX_FILES_PER_STUDENT:,} files; hand in the notebooks only")
+    path, note = _the_file(student, name, files, notebooks)
+    if path is None:
+        # files that are no notebook being graded (another notebook's file is graded as that notebook)
+        others = [p.name for p in files if released_name(p.name, notebooks)[0] is None]
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            problem = f"no file named {name}.ipynb (found {shown}); notebooks must keep their released name"
+        else:
+            problem = f"no file named {name}.ipynb was submitted"
+        return Submission(student, name, None, problem)
+    note = "; ".join(n for n in (entry.note, note) if n)
+    too_large = over_the_limit(path.name, path.stat().st_size)  # the one limit, before the file is read
+    if too_large:
+        return refused(too_large, note)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    why = notebook_problem(data)
+    return Submission(student, name, path, why, digest, note, entry.late, entry.submitted_at, entry.time_source)
+
+
+def _the_file(student: str, name: str, files: list[Path], notebooks: list[str]) -> tuple[Path | None, str]:
     """The student's file for notebook `name`, and a note when it is not simply `<name>.ipynb`.
 
     Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case:
     such a file still counts, with a note. Of several files for one notebook, the one modified
     last wins (the name's number breaks a tie)."""
     candidates = [
-        Upload(student_dir.name, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
+        Upload(student, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
         for p in files
         if released_name(p.name, notebooks)[0] == name
     ]
     if not candidates:
         return None, ""
     latest, note = choose_latest(candidates, name, kind="files")
-    return student_dir / latest.original, note
+    return next(p for p in files if p.name == latest.original), note

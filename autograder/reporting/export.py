@@ -127,10 +127,11 @@ def canvas_rows(
     One column per notebook holding the score after any late penalty. The Canvas user id of a
     student comes from the roster (`--roster`, as given to `grade`), else from a student name
     that `grade` built from a Canvas file name (`name-12345`)."""
-    from autograder.intake.uploads import lms_user_id, read_roster
+    from autograder.intake.lms import lms_user_id, read_roster
+    from autograder.intake.state import lms_ids
 
     _, data = rows(workdir, db_url)
-    ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+    ids = lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
     assignment_ids = assignment_ids or {}
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
     unknown = sorted(set(assignment_ids) - set(notebooks))
@@ -205,7 +206,7 @@ def _worksheet_rows(roster: Path | None) -> dict[str, dict[str, str]]:
     """{participant id: row} of a Moodle grading worksheet given as the roster ({} for any other roster)."""
     if roster is None:
         return {}
-    from autograder.intake.uploads import moodle_participant
+    from autograder.intake.lms import moodle_participant
 
     with Path(roster).open(newline="", encoding="utf-8-sig") as handle:
         rows = list(csv.DictReader(handle))
@@ -228,7 +229,8 @@ def moodle_rows(
     short (reason, repairs, failed tests' messages; hidden test lines redacted), as HTML (Moodle keeps
     feedback comments as HTML). The participant id comes from the roster (`--roster`: Moodle's worksheet
     itself, or id,student) or from a student id `grade` built from Moodle's folder names (`Ada-Lovelace-1234567`)."""
-    from autograder.intake.uploads import MOODLE_PARTICIPANT, lms_user_id, moodle_time, read_roster
+    from autograder.intake.lms import MOODLE_PARTICIPANT, lms_user_id, moodle_time, read_roster
+    from autograder.intake.state import lms_ids
     from autograder.model.notebooks import secret_lines
     from autograder.reporting.feedback import student_message
 
@@ -245,7 +247,7 @@ def moodle_rows(
         raise ValueError(f"--notebook {notebook}: not in the gradebook ({', '.join(notebooks) or 'empty'})")
     hidden = secret_lines(read(source_notebook(notebook)))
     records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
-    ids = {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+    ids = lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
     sheet = _worksheet_rows(roster)
     when = moodle_time((now or datetime.now()).astimezone())
     out = [list(MOODLE_COLUMNS)]

@@ -25,7 +25,7 @@ from nbformat import NotebookNode
 
 from autograder import config
 from autograder.intake.collect import collect, notebooks_present
-from autograder.intake.uploads import prepare
+from autograder.intake.state import IntakeStateError, load
 from autograder.model.notebooks import (
     grade_id,
     is_judge_helpers_cell,
@@ -290,14 +290,21 @@ def render_html(nb: NotebookNode) -> str:
 
 
 def write_feedback(
-    submissions_dir: Path, out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None
+    submissions: Path | None,
+    out_dir: Path,
+    workdir: Path = config.DEFAULT_WORKDIR,
+    solutions_dir: Path | None = None,
 ) -> list[Path]:
-    """Write out_dir/<student>/<notebook>.html for every graded submission in the folder."""
+    """Write out_dir/<student>/<notebook>.html for every graded submission of the intake `grade` laid out in the
+    work dir (`submissions`, when given, must be the input `grade` was given: it is not laid out again)."""
     released_names = notebook_names(solutions_dir)
-    submissions_dir = prepare(submissions_dir, workdir, released_names).folder  # a zip or LMS export, as grade saw it
+    intake = load(workdir)
+    if intake is None:
+        raise IntakeStateError(f"nothing was graded in the work dir {workdir}: run `autograder grade` first")
+    intake.check_input(submissions, "feedback")
     written = []
     sources = {}
-    for sub in collect(submissions_dir, notebooks_present(submissions_dir, released_names)):
+    for sub in collect(intake, notebooks_present(intake, released_names)):
         result = load_result(workdir, sub.student, sub.notebook)
         if result is None:
             print(
