@@ -59,6 +59,13 @@ JUDGE_VERDICT_TIMEOUT_S = 60
 # grader runs as root (each child needs a uid of its own); False: a new sandbox per submission.
 FORK_SERVER = os.environ.get("AUTOGRADER_FORK_SERVER", "1") != "0"  # AUTOGRADER_FORK_SERVER=0: always a fresh sandbox
 MAX_OUTPUT_CHARS = 100_000  # stdout/stderr kept per cell; the rest is counted, not kept
+# What the grader keeps of a notebook's outputs (grading/execute.py) and what a feedback page shows
+# (reporting/feedback.py): one display output (a figure is ~50-500 KB of base64), all the outputs of one
+# notebook, and the cells and characters of one page (rendering costs ~10 ms a cell: 50,000 cells took minutes).
+MAX_DISPLAY_OUTPUT_CHARS = 1_000_000
+MAX_NOTEBOOK_OUTPUT_CHARS = 4_000_000
+FEEDBACK_MAX_CELLS = 500
+FEEDBACK_MAX_CHARS = 4_000_000
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 

@@ -17,7 +17,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.model.notebooks import grade_id, is_test_cell, max_points, read, release_notebook, source_notebook
+from autograder.model.notebooks import (
+    grade_id,
+    is_judge_helpers_cell,
+    is_test_cell,
+    max_points,
+    read,
+    release_notebook,
+    source_notebook,
+)
 from autograder.model.records import CellResult, Result
 from autograder.reporting.feedback import feedback_notebook, render_html, tex_to_mathml
 from coursetools.samples import make_submission
@@ -73,7 +81,7 @@ def _feedback_nb() -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def page_html() -> str:
-    return render_html(_feedback_nb())
+    return render_html(_feedback_nb(), trusted_header=True)
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +257,246 @@ def test_feedback_page_in_chromium(browser, page_file):
         for raw in ("$$", "\\frac", "\\text", "\\sqrt"):
             assert raw not in body, f"raw TeX {raw!r} visible on the feedback page"
         assert MESSAGE in body
+
+
+# ---------------------------------------------------------------- student markup is data (issue 30)
+# Each payload, if it ever ran, would add its name to window.__pwned; each beacon, if loaded, is a request to
+# evil.example (offline_page records every request but the page's own).
+def _ran(name: str) -> str:
+    return f"window.__pwned=(window.__pwned||[]).concat(['{name}'])"
+
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+FORGED = "Student alice: 12 / 12 points."
+MARKDOWN_ATTACKS = {
+    "md-script": f"<script>{_ran('md-script')}</script>",
+    "md-onerror": f'<img src=x onerror="{_ran("md-onerror")}">',
+    "md-link": f"[click me]({'javascript:' + _ran('md-link')})",
+    "md-beacon": '<img src="http://evil.example/beacon-md-html.png">\n\n![beacon](http://evil.example/beacon-md.png)',
+    # hides the real header and lays a forged score over the page
+    "md-style": "<style>header, h1, .ag-score, table { display: none !important; }</style>\n\n"
+    '<div class="jp-Dialog" style="position: fixed; top: 0; left: 0; width: 100%; height: 100%; '
+    f'background: white; font-size: 40px; z-index: 9999">{FORGED}</div>',
+    "md-iframe": '<iframe src="http://evil.example/frame"></iframe><form action="http://evil.example/f">'
+    '<input name="q"><button>send</button></form><svg><script>' + _ran("svg") + "</script></svg>",
+}
+OUTPUT_ATTACKS = [
+    {"text/html": f'<script>{_ran("html-script")}</script><img src=x onerror="{_ran("html-onerror")}">'},
+    {
+        "text/html": '<img src="http://evil.example/beacon-html.png"><link rel="stylesheet" href="http://evil.example/s.css">'
+    },
+    {"application/javascript": _ran("javascript"), "text/plain": "<IPython.core.display.Javascript object>"},
+    {"text/markdown": f"<script>{_ran('markdown-script')}</script>\n\n[md link](javascript:{_ran('md-out-link')})"},
+    {"image/svg+xml": f'<svg xmlns="http://www.w3.org/2000/svg"><script>{_ran("svg-output")}</script></svg>'},
+    {"application/vnd.jupyter.widget-view+json": {"model_id": "</script><script>" + _ran("widget") + "</script>"}},
+]
+MESSAGE_ATTACK = (
+    f"AssertionError: [click]({'javascript:' + _ran('message-link')}) "
+    '![beacon](http://evil.example/beacon-message.png) <img src=x onerror="' + _ran("message-onerror") + '">'
+)
+
+
+def _attack_nb() -> tuple[nbformat.NotebookNode, str]:
+    """A graded notebook whose Markdown cells, outputs and failure messages carry every attack of issue 30,
+    all before the first test cell (where outputs are shown); every test failed. Returns it and the real score."""
+    source = read(source_notebook(NOTEBOOK))
+    released = release_notebook(source)
+    executed = make_submission(NOTEBOOK)
+    attacks = [nbformat.v4.new_markdown_cell(text) for text in MARKDOWN_ATTACKS.values()]
+    outputs = [nbformat.v4.new_output("display_data", data=data) for data in OUTPUT_ATTACKS]
+    # an image whose size metadata would be spliced into the <img> tag unquoted
+    outputs.append(
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": PNG_1PX},
+            metadata={"image/png": {"width": f"1 onerror={_ran('png-width')}"}},
+        )
+    )
+    outputs.append(
+        nbformat.v4.new_output("error", ename="ValueError", evalue=MESSAGE_ATTACK, traceback=[MESSAGE_ATTACK])
+    )
+    attacks.append(nbformat.v4.new_code_cell("show()", outputs=outputs))
+    attacks.append(nbformat.v4.new_raw_cell(f"<script>{_ran('raw-cell')}</script>"))
+    tagged = nbformat.v4.new_markdown_cell(FORGED)
+    tagged.metadata["tags"] = ["jp-Dialog"]  # nbconvert writes tags into the cell's class
+    attacks.append(tagged)
+    executed.cells = attacks + executed.cells
+    points = max_points(source)
+    result = Result(
+        student="alice",
+        notebook=NOTEBOOK,
+        score=0.0,
+        max_score=sum(points.values()),
+        cells=[CellResult(gid, 0.0, pts, MESSAGE_ATTACK) for gid, pts in points.items()],
+    )
+    return feedback_notebook(result, executed, source, released), f"0 / {sum(points.values()):g}"
+
+
+@pytest.fixture(scope="module")
+def attack_page(tmp_path_factory) -> tuple[Path, str, str]:
+    nb, score = _attack_nb()
+    text = render_html(nb, trusted_header=True)
+    path = tmp_path_factory.mktemp("attack") / "alice" / f"{NOTEBOOK}.html"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return path, text, score
+
+
+ACTIVE_TAGS = ("script", "style", "iframe", "frame", "object", "embed", "form", "input", "button", "svg", "link",
+               "base", "meta", "template", "textarea", "select")  # fmt: skip
+
+
+def _active(text: str) -> list[str]:
+    """What could run, load or restyle in the page's <body> (the <head> is the grader's)."""
+    body = text[text.index("<body") :]
+    found = []
+    for tag, attrs in _parse(body).tags:
+        if tag in ACTIVE_TAGS:
+            found.append(f"<{tag}>")
+        for name, value in attrs.items():
+            if name.startswith("on") or name in ("style", "srcset", "formaction", "ping", "background"):
+                found.append(f"<{tag} {name}>")
+            if name in ("href", "src", "action", "data") and not re.match(
+                r"^(https?:|mailto:|data:image/(png|jpeg);)", value
+            ):
+                found.append(f"<{tag} {name}={value[:40]!r}>")
+            if tag == "img" and name == "src" and not value.startswith("data:image/"):
+                found.append(f"<img src={value[:40]!r}>")
+        if tag not in ("header",) and "jp-Dialog" in attrs.get("class", ""):
+            found.append(f"<{tag} class=jp-Dialog>")
+    return found
+
+
+def test_nothing_a_student_wrote_is_active_in_the_page(attack_page):
+    _, text, _ = attack_page
+    assert not _active(text), f"active student markup in the feedback page: {_active(text)}"
+    assert "evil.example/beacon" not in text.replace("http://evil.example/beacon-message.png", ""), (
+        "a remote image is in the page"
+    )
+    head = text[: text.index("<body")]
+    assert "Content-Security-Policy" in head and "default-src 'none'" in head, "no Content-Security-Policy"
+
+
+def test_the_score_and_messages_are_the_graders_text(attack_page):
+    _, text, score = attack_page
+    header = text[text.index('<header class="ag-summary"') : text.index("</header>")]
+    assert score in "".join(_parse(header).prose), "the real score is not in the page's header"
+    tags = [tag for tag, _ in _parse(header).tags]
+    assert "a" not in tags and "img" not in tags, "a failure message became a link or an image"
+    assert "[click](javascript:" in html_unescape(header), "the failure message is not shown as its text"
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def test_student_markup_does_not_run_load_or_cover_the_score_in_chromium(browser, attack_page):
+    path, _, score = attack_page
+    with offline_page(browser, path) as visit:
+        page = visit.page
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        assert not visit.others, f"the page made requests besides itself: {visit.others}"
+        for link in ("click me", "md link"):
+            anchors = page.get_by_text(link, exact=True)
+            assert anchors.count() >= 1, f"the link text {link!r} is not on the page"
+            anchors.first.click()
+        page.wait_for_timeout(200)
+        assert page.evaluate("window.__pwned === undefined"), f"student code ran: {page.evaluate('window.__pwned')}"
+        assert not dialogs
+        active = page.evaluate(
+            """() => [...document.body.querySelectorAll('*')].filter(e =>
+                   ['SCRIPT', 'STYLE', 'IFRAME', 'FORM', 'OBJECT', 'EMBED', 'svg', 'LINK'].includes(e.tagName) ||
+                   [...e.attributes].some(a => a.name.startsWith('on') || a.name === 'style' ||
+                                              /^\\s*javascript:/i.test(a.value))).map(e => e.outerHTML.slice(0, 80))"""
+        )
+        assert not active, f"active elements in the page: {active}"
+        # the real score: visible, on top (what is drawn at its centre is the header), above the notebook
+        real = page.locator("header.ag-summary .ag-score")
+        real.scroll_into_view_if_needed()
+        assert real.is_visible() and score in real.inner_text(), "the real score is not visible"
+        box = real.bounding_box()
+        assert box and box["width"] > 0 and box["height"] > 0
+        on_top = page.evaluate(
+            "([x, y]) => !!document.elementFromPoint(x, y)?.closest('header.ag-summary')",
+            [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+        )
+        assert on_top, "something covers the real score"
+        forged = page.get_by_text(FORGED).first
+        forged_box = forged.bounding_box()
+        header_box = page.locator("header.ag-summary").bounding_box()
+        assert forged_box and header_box and forged_box["y"] >= header_box["y"] + header_box["height"], (
+            "the forged score is drawn over or above the grader's summary"
+        )
+        assert (
+            page.locator("header.ag-summary table tr").count() == len(max_points(read(source_notebook(NOTEBOOK)))) + 1
+        )
+        assert page.title() == f"Feedback: {NOTEBOOK}"
+        assert not visit.errors, "console errors (a blocked load or script):\n" + "\n".join(visit.errors)
+
+
+def test_math_still_renders_under_the_content_security_policy(browser, page_file):
+    """The policy forbids scripts and loads: MathML needs neither."""
+    with offline_page(browser, page_file) as visit:
+        box = visit.page.locator('math[display="block"]').first.bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 20, box
+        policy = visit.page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
+        assert policy and "default-src 'none'" in policy
+
+
+# ---------------------------------------------------------------- a page of bounded size and time (issue 30)
+
+
+def _graded(extra_cells: list) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode, nbformat.NotebookNode, Result]:
+    source = read(source_notebook(NOTEBOOK))
+    released = release_notebook(source)
+    executed = make_submission(NOTEBOOK)
+    executed.cells = extra_cells + executed.cells
+    points = max_points(source)
+    result = Result(
+        "alice", NOTEBOOK, 0.0, sum(points.values()), [CellResult(g, 0.0, p, "failed") for g, p in points.items()]
+    )
+    return executed, source, released, result
+
+
+def test_sixty_large_display_outputs_are_cut_and_the_page_says_so():
+    """Issue 30: 60 display outputs of 1.9 MB each in three cells made a 109 MiB feedback page."""
+    big = "A" * 1_900_000
+    cells = [
+        nbformat.v4.new_code_cell(
+            "show()", outputs=[nbformat.v4.new_output("display_data", data={"text/html": big}) for _ in range(20)]
+        )
+        for _ in range(3)
+    ]
+    executed, source, released, result = _graded(cells)
+    nb = feedback_notebook(result, executed, source, released)
+    text = render_html(nb, trusted_header=True)
+    from autograder import config
+
+    assert len(text) < config.FEEDBACK_MAX_CHARS + 2_000_000, f"page of {len(text):,} characters"
+    header = html_unescape(text[text.index('<header class="ag-summary"') : text.index("</header>")])
+    assert "60 output(s) (114,000,000 characters) are not shown" in header, header
+    assert text.count("[an output of 1,900,000 characters is not shown on this page]") == 60
+
+
+def test_a_page_of_fifty_thousand_cells_is_bounded_and_says_so():
+    """Issue 30: the feedback page of a 50,000-cell notebook took 137 s to 6 min 41 s (about 10 ms a cell)."""
+    import time
+
+    from autograder import config
+
+    cells = [nbformat.v4.new_code_cell(f"extra_{i} = {i}") for i in range(50_000)]
+    executed, source, released, result = _graded(cells)
+    started = time.monotonic()
+    nb = feedback_notebook(result, executed, source, released)
+    text = render_html(nb, trusted_header=True)
+    seconds = time.monotonic() - started
+    shown = [c.source for c in nb.cells if c.source.startswith("extra_")]
+    assert shown == [f"extra_{i} = {i}" for i in range(config.FEEDBACK_MAX_CELLS)], "not the first cells, in order"
+    assert sum(1 for c in nb.cells if is_test_cell(c)) == len(max_points(source)), "a test cell was cut"
+    header = html_unescape(text[text.index('<header class="ag-summary"') : text.index("</header>")])
+    students = [c for c in executed.cells if not (is_test_cell(c) or is_judge_helpers_cell(c))]
+    assert f"{len(students) - config.FEEDBACK_MAX_CELLS:,} of your cells are not shown" in header, header
+    assert seconds < 120, f"{seconds:.0f} s for one page"

@@ -18,6 +18,7 @@ import copy
 import html
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -39,38 +40,76 @@ from autograder.model.notebooks import (
 from autograder.model.records import Result
 from autograder.records.gradebook import executed_path, load_result
 from autograder.reporting.redact import redact
+from autograder.reporting.sanitize import clean_html, valid_base64
 
 MAX_MESSAGE_CHARS = 400
 
 
-def _md_escape(text: str) -> str:
-    # `$` too: a message such as "cost $5, not $6" must not be rendered as a formula.
-    return html.escape(text).replace("|", "&#124;").replace("$", "&#36;").replace("\n", " ")
+@dataclass
+class Cuts:
+    """What a feedback page leaves out of the graded notebook, said at its top."""
+
+    cells: int = 0  # cells not shown (past the page's cells or characters)
+    outputs: int = 0  # outputs not shown (too large, or past the page's characters)
+    output_chars: int = 0
+    kept_by_grader: int = 0  # outputs the grader itself did not keep (grading/execute.py)
+
+    def lines(self) -> list[str]:
+        said = []
+        if self.kept_by_grader:
+            said.append(
+                f"{self.kept_by_grader:,} output(s) of your notebook were too large to keep when it was graded (the "
+                f"grader keeps {config.MAX_DISPLAY_OUTPUT_CHARS:,} characters per output and "
+                f"{config.MAX_NOTEBOOK_OUTPUT_CHARS:,} per notebook); each is marked where it was."
+            )
+        if self.outputs:
+            said.append(
+                f"{self.outputs:,} output(s) ({self.output_chars:,} characters) are not shown: this page shows at most "
+                f"{config.MAX_DISPLAY_OUTPUT_CHARS:,} characters per output and {config.FEEDBACK_MAX_CHARS:,} in all."
+            )
+        if self.cells:
+            said.append(
+                f"{self.cells:,} of your cells are not shown: this page shows at most {config.FEEDBACK_MAX_CELLS:,} "
+                f"cells and {config.FEEDBACK_MAX_CHARS:,} characters (every test is still listed above)."
+            )
+        return said
 
 
-def header_cell(result: Result) -> NotebookNode:
-    lines = [
-        f"# Feedback: {result.notebook}",
-        "",
-        f"Student **{result.student}**: **{result.score:g} / {result.max_score:g}** points.",
-        "",
+HEADER_KEY = "autograder_feedback_header"  # the metadata that marks the header cell feedback_notebook makes
+
+
+def header_cell(result: Result, cuts: Cuts | None = None) -> NotebookNode:
+    """The score and the tests' results, as HTML written here (every text escaped): render_html puts it at the
+    top of the page, outside the notebook, where nothing a student wrote can reach or cover it."""
+    e = html.escape
+    parts = [
+        f"<h1>Feedback: {e(result.notebook)}</h1>",
+        f'<p class="ag-score">Student <strong>{e(result.student)}</strong>: '
+        f"<strong>{result.score:g} / {result.max_score:g}</strong> points.</p>",
     ]
     if result.reason:
-        lines += [f"**{_md_escape(result.reason)}**", ""]
+        parts.append(f"<p><strong>{e(result.reason)}</strong></p>")
     if result.repairs:
-        lines += ["What the grader repaired in your notebook before running it:", ""]
-    for note in result.repairs:
-        lines += [f"- {_md_escape(note)}"]
-    lines += ["", "| test | points | result |", "|---|---|---|"]
+        parts.append("<p>What the grader repaired in your notebook before running it:</p>")
+        parts.append("<ul>" + "".join(f"<li>{e(note)}</li>" for note in result.repairs) + "</ul>")
+    rows = []
     for cell in result.cells:
-        outcome = "passed" if cell.passed else _md_escape(cell.message or "failed")
-        lines.append(f"| `{cell.grade_id}` | {cell.points:g} / {cell.max_points:g} | {outcome} |")
-    lines += [
-        "",
-        "Below is your notebook as it was graded. Test cells show the visible part of their code and their result; "
-        "hidden tests are not shown.",
-    ]
-    return nbformat.v4.new_markdown_cell("\n".join(lines))
+        outcome = "passed" if cell.passed else e(cell.message or "failed")
+        rows.append(
+            f"<tr><td><code>{e(cell.grade_id)}</code></td><td>{cell.points:g} / {cell.max_points:g}</td>"
+            f"<td>{outcome}</td></tr>"
+        )
+    parts.append(
+        '<table class="ag-tests"><thead><tr><th scope="col">test</th><th scope="col">points</th>'
+        f'<th scope="col">result</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    )
+    for line in (cuts or Cuts()).lines():
+        parts.append(f'<p class="ag-cut">{e(line)}</p>')
+    parts.append(
+        "<p>Below is your notebook as it was graded. Test cells show the visible part of their code and their "
+        "result; hidden tests are not shown.</p>"
+    )
+    return nbformat.v4.new_raw_cell("\n".join(parts), metadata={HEADER_KEY: True})
 
 
 def student_message(result: Result, hidden: set[str], tests: bool = True) -> list[str]:
@@ -105,40 +144,172 @@ def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
+# An output the grader did not keep (too large) carries this in its metadata (grading/execute.py).
+NOT_KEPT_KEY = "autograder_not_kept"
+# What a page shows of a display output: MathML, sanitised HTML and Markdown, inline PNG and JPEG, text. Not
+# JavaScript, SVG (it can hold scripts and remote loads), widgets or anything else.
+SHOWN_MIME_TYPES = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "text/plain")
+MAX_IMAGE_PIXELS = 4000
+
+
+def _text(value) -> str:
+    return "".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def _image_size(metadata) -> dict[str, int]:
+    sizes = metadata if isinstance(metadata, dict) else {}
+    return {
+        key: value
+        for key, value in sizes.items()
+        if key in ("width", "height") and type(value) is int and 0 < value <= MAX_IMAGE_PIXELS
+    }
+
+
+def student_output(output) -> NotebookNode | None:
+    """One output rebuilt from the parts a page may show (so nothing else of it reaches the template: no file
+    names, no attributes spliced into a tag); None for an output type the notebook format does not have."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        name = "stderr" if output.get("name") == "stderr" else "stdout"
+        return nbformat.v4.new_output("stream", name=name, text=_text(output.get("text", "")))
+    if kind == "error":
+        return nbformat.v4.new_output(
+            "error",
+            ename=_text(output.get("ename", "Error")),
+            evalue=_text(output.get("evalue", "")),
+            traceback=[_text(line) for line in output.get("traceback") or []],
+        )
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data = output.get("data") or {}
+    kept = {}
+    for mime in SHOWN_MIME_TYPES:
+        if mime in data:
+            value = _text(data[mime])
+            if not mime.startswith("image/") or valid_base64(value):
+                kept[mime] = value
+    metadata = output.get("metadata") or {}
+    sizes = {mime: _image_size(metadata.get(mime)) for mime in ("image/png", "image/jpeg") if mime in kept}
+    if not kept:
+        types = ", ".join(sorted(str(mime) for mime in data)[:3]) or "no data"
+        kept = {"text/plain": f"[an output of type {types} is not shown on this page]"}
+    return nbformat.v4.new_output("display_data", data=kept, metadata={m: v for m, v in sizes.items() if v})
+
+
+def _output_chars(output: NotebookNode) -> int:
+    if output.output_type == "stream":
+        return len(output.text)
+    if output.output_type == "error":
+        return len(output.evalue) + sum(len(line) for line in output.traceback)
+    return sum(len(value) for value in output.data.values())
+
+
+def _not_shown(chars: int) -> NotebookNode:
+    return nbformat.v4.new_output(
+        "stream", name="stderr", text=f"[an output of {chars:,} characters is not shown on this page]\n"
+    )
+
+
+def _attachments(cell) -> dict:
+    """A Markdown cell's attached images, PNG and JPEG only."""
+    kept = {}
+    for name, bundle in (cell.get("attachments") or {}).items():
+        images = {m: _text(v) for m, v in (bundle or {}).items() if m in ("image/png", "image/jpeg")}
+        images = {m: v for m, v in images.items() if valid_base64(v)}
+        if images:
+            kept[str(name)] = images
+    return kept
+
+
+def _new_cell(cell, source: str) -> NotebookNode:
+    """A fresh cell of the same type, with the grader's metadata only (no tags, no ids of the student's)."""
+    metadata = {"nbgrader": dict(cell.metadata["nbgrader"])} if "nbgrader" in cell.get("metadata", {}) else {}
+    if cell.cell_type == "code":
+        count = cell.get("execution_count")
+        new = nbformat.v4.new_code_cell(source, metadata=metadata)
+        new.execution_count = count if type(count) is int else None
+        return new
+    if cell.cell_type == "markdown":
+        new = nbformat.v4.new_markdown_cell(source, metadata=metadata)
+        attachments = _attachments(cell)
+        if attachments:
+            new.attachments = attachments
+        return new
+    return nbformat.v4.new_raw_cell(source, metadata=metadata)
+
+
 def feedback_notebook(
     result: Result, executed: NotebookNode | None, source: NotebookNode, released: NotebookNode
 ) -> NotebookNode:
-    """The notebook the student sees: header, then their graded notebook, sanitised."""
+    """The notebook the student sees: header, then their graded notebook, sanitised and bounded.
+
+    Every test cell is kept; the student's cells and outputs are shown while the page's bounds last
+    (config.FEEDBACK_MAX_CELLS, FEEDBACK_MAX_CHARS; MAX_DISPLAY_OUTPUT_CHARS per output), and the header says
+    what was left out. Rendering costs about 10 ms a cell: a notebook of 50,000 cells took minutes."""
     hidden = secret_lines(source)
     # A result's messages come from running student code: redact them too.
     result = copy.deepcopy(result)
-    for cell in result.cells:
-        cell.message = redact(cell.message, hidden, MAX_MESSAGE_CHARS)
+    for graded in result.cells:
+        graded.message = redact(graded.message, hidden, MAX_MESSAGE_CHARS)
     visible_source = {grade_id(c): c.source for c in released.cells if grade_id(c)}
     by_id = {c.grade_id: c for c in result.cells}
-    cells = [header_cell(result)]
+    cuts = Cuts()
+    cells = []
+    shown_cells = chars = 0
     tests_have_run = False
     for cell in executed.cells if executed is not None else []:
-        cell = copy.deepcopy(cell)
+        if cell.get("cell_type") not in ("code", "markdown", "raw"):
+            continue
+        ours = is_test_cell(cell) or is_judge_helpers_cell(cell)
+        text = _text(cell.get("source", ""))
         if is_judge_helpers_cell(cell):  # its body is hidden: the student's copy has only its comments
-            cell.source = visible_source.get(grade_id(cell), "# (judge helpers not shown)")
+            text = visible_source.get(grade_id(cell), "# (judge helpers not shown)")
         if is_test_cell(cell):
             tests_have_run = True
             gid = grade_id(cell) or ""
-            cell.source = visible_source.get(gid, "# (test source not shown)")
+            new = _new_cell(cell, visible_source.get(gid, "# (test source not shown)"))
             outcome = by_id.get(gid)
             if outcome is None:
-                text = "not graded"
+                line = "not graded"
             elif outcome.passed:
-                text = f"PASSED ({outcome.points:g}/{outcome.max_points:g})"
+                line = f"PASSED ({outcome.points:g}/{outcome.max_points:g})"
             else:
-                text = f"FAILED ({outcome.points:g}/{outcome.max_points:g}): {outcome.message}"
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
-        elif cell.cell_type == "code" and tests_have_run:
-            cell.outputs = [_error_summary(o, hidden) for o in cell.outputs if o.output_type == "error"]
-        cells.append(cell)
+                line = f"FAILED ({outcome.points:g}/{outcome.max_points:g}): {outcome.message}"
+            new.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+            cells.append(new)
+            continue
+        if not ours:
+            if shown_cells >= config.FEEDBACK_MAX_CELLS or chars + len(text) > config.FEEDBACK_MAX_CHARS:
+                cuts.cells += 1
+                continue
+            shown_cells += 1
+            chars += len(text)
+        new = _new_cell(cell, text)
+        if cell.cell_type == "code":
+            outputs = cell.get("outputs") or []
+            cuts.kept_by_grader += sum(1 for o in outputs if NOT_KEPT_KEY in (o.get("metadata") or {}))
+            if tests_have_run:
+                new.outputs = [_error_summary(o, hidden) for o in outputs if o.get("output_type") == "error"]
+            else:
+                for output in outputs:
+                    shown = student_output(output)
+                    if shown is None:
+                        continue
+                    size = _output_chars(shown)
+                    if size > config.MAX_DISPLAY_OUTPUT_CHARS or chars + size > config.FEEDBACK_MAX_CHARS:
+                        cuts.outputs += 1
+                        cuts.output_chars += size
+                        shown = _not_shown(size)
+                    else:
+                        chars += size
+                    new.outputs.append(shown)
+        cells.append(new)
     nb = nbformat.v4.new_notebook(
-        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        cells=[header_cell(result, cuts)] + cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "title": f"Feedback: {result.notebook}",
+        },
     )
     return nb
 
@@ -148,7 +319,9 @@ def feedback_notebook(
 # scripts, all from cdnjs/unpkg). Its CSS is inlined already.
 _PAGE_TEMPLATE = "autograder_feedback.html.j2"
 _PAGE_TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
-{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js -%}
+<meta http-equiv="Content-Security-Policy" content="{{ resources.autograder_csp }}">
+{%- endblock html_head_js -%}
 {%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
@@ -161,8 +334,32 @@ math { font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaV
 math[display="block"] { display: block math; margin: 0.8em 0; overflow-x: auto; overflow-y: hidden; }
 code.tex-source { white-space: pre-wrap; }
 code.tex-source.tex-display { display: block; margin: 0.8em 0; }
+/* the grader's summary: above the notebook, outside it */
+header.ag-summary { padding: 0 var(--jp-notebook-padding, 10px) 1em; margin-bottom: 1.5em;
+                    border-bottom: 3px solid var(--jp-border-color1, #757575); }
+header.ag-summary table { border-collapse: collapse; margin: 0.5em 0 1em; }
+header.ag-summary td, header.ag-summary th { border: 1px solid var(--jp-border-color2, #999);
+                                             padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 </style>
 {%- endblock html_head_css -%}
+{%- block body_header -%}
+{{ super() }}
+{%- if resources.autograder_header %}
+<header class="ag-summary" id="ag-summary">
+{{ resources.autograder_header }}
+</header>
+{%- endif %}
+{%- endblock body_header -%}
+{% block rawcell scoped %}{% endblock rawcell %}
+{% block data_html scoped -%}
+<div class="jp-RenderedHTMLCommon jp-RenderedHTML jp-OutputArea-output {{ extra_class }}" data-mime-type="text/html">
+{{ output.data['text/html'] | clean_student_html }}
+</div>
+{%- endblock data_html %}
+{%- block data_javascript scoped %}{%- endblock -%}
+{%- block data_widget_view scoped %}{%- endblock -%}
+{% block data_svg scoped -%}{%- endblock data_svg %}
+{% block data_mermaid scoped -%}{%- endblock data_mermaid %}
 {% block data_latex scoped %}
 <div class="jp-RenderedLatex jp-OutputArea-output {{ extra_class }}" data-mime-type="text/latex">
 {{ output.data['text/latex'] | latex2mathml }}
@@ -268,11 +465,13 @@ def _exporter():
                 exclude_anchor_links=self.exclude_anchor_links,
                 **self.lexer_options,
             )
-            return MarkdownWithMath(renderer=renderer).render(source)
+            # Markdown is HTML: a student's cell or Markdown output is sanitised after rendering (formulas included)
+            return clean_html(MarkdownWithMath(renderer=renderer).render(source))
 
         def default_filters(self):
             yield from super().default_filters()
             yield ("latex2mathml", _latex_output_to_mathml)
+            yield ("clean_student_html", clean_html)
 
     return FeedbackExporter(
         template_name="lab",
@@ -281,11 +480,52 @@ def _exporter():
     )
 
 
-def render_html(nb: NotebookNode) -> str:
+# The page runs no script and loads nothing (its images are data: URLs, its style inline): a second line
+# behind the sanitiser, for the browsers that read it.
+PAGE_CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'"
+)
+
+
+def _fenced(text: str) -> str:
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _student_view(cell: NotebookNode, index: int) -> NotebookNode | None:
+    """A cell as a page shows it, rebuilt from its source and outputs (student_output): a raw cell becomes its
+    text in a code block (nbconvert writes a raw cell's text into the page as HTML)."""
+    kind = cell.get("cell_type")
+    if kind not in ("code", "markdown", "raw"):
+        return None
+    source = _text(cell.get("source", ""))
+    if kind == "raw":
+        new = nbformat.v4.new_markdown_cell(_fenced(source))
+    else:
+        new = _new_cell(cell, source)
+        new.metadata = {}
+    if kind == "code":
+        new.outputs = [o for o in (student_output(o) for o in cell.get("outputs") or []) if o is not None]
+    new.id = f"cell-{index}"
+    return new
+
+
+def render_html(nb: NotebookNode, trusted_header: bool = False) -> str:
     """One self-contained HTML page: styles inlined, math rendered to MathML here, and
     no script, stylesheet, font or image fetched from anywhere (the page works offline
-    and from an LMS upload)."""
-    body, _ = _exporter().from_notebook_node(nb)
+    and from an LMS upload). Every cell is shown as data (`_student_view`, `clean_html`); with
+    `trusted_header`, a first cell made by `header_cell` is written above the notebook as it is."""
+    cells = list(nb.cells)
+    header = ""
+    if trusted_header and cells and cells[0].cell_type == "raw" and cells[0].metadata.get(HEADER_KEY):
+        header = cells.pop(0).source
+    view = nbformat.v4.new_notebook(
+        cells=[c for c in (_student_view(cell, i) for i, cell in enumerate(cells)) if c is not None],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
+    if header and isinstance(nb.metadata.get("title"), str):
+        view.metadata["title"] = nb.metadata["title"]
+    body, _ = _exporter().from_notebook_node(view, resources={"autograder_header": header, "autograder_csp": PAGE_CSP})
     return body
 
 
@@ -326,7 +566,7 @@ def write_feedback(
             continue
         exe_path = executed_path(workdir, sub.student, sub.notebook)
         executed = read(exe_path) if sub.problem is None and exe_path.exists() else None
-        html_text = render_html(feedback_notebook(result, executed, source, released))
+        html_text = render_html(feedback_notebook(result, executed, source, released), trusted_header=True)
         target = Path(out_dir) / sub.student / f"{sub.notebook}.html"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html_text, encoding="utf-8")
