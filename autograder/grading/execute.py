@@ -27,6 +27,7 @@ stores it as a grade.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +35,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from autograder import config
 from autograder.grading.align import align
 from autograder.grading.judging import JudgeFailed, judge_report
 from autograder.model.notebooks import (
@@ -118,8 +120,10 @@ def score_cell(cell: NotebookNode, not_run: str = NOT_RUN) -> CellResult:
 
 
 def _fill_outputs(nb: NotebookNode, report: Report) -> list[str]:
-    """Write the runner's outputs into the notebook; return the integrity notes it made."""
+    """Write the runner's outputs into the notebook, within what is kept (`_OutputBudget`); return the integrity
+    notes it made."""
     notes = []
+    budget = _OutputBudget()
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -131,7 +135,7 @@ def _fill_outputs(nb: NotebookNode, report: Report) -> list[str]:
         cell.execution_count = run.execution_count
         for output in run.outputs:
             try:
-                cell.outputs.append(nbformat.from_dict(_clean_output(output)))
+                cell.outputs.append(nbformat.from_dict(budget.keep(_clean_output(output))))
             except Exception:  # noqa: BLE001 - an output the notebook format cannot hold
                 continue
         if run.error is not None and not any(output.output_type == "error" for output in cell.outputs):
@@ -140,6 +144,53 @@ def _fill_outputs(nb: NotebookNode, report: Report) -> list[str]:
             cell.outputs.append(nbformat.from_dict({"output_type": "error", **run.error}))
         notes += [f"cell {grade_id(cell) or index + 1}: {note}" for note in run.tamper]
     return notes
+
+
+# An output that is not kept becomes a note that says so, marked for the feedback page (reporting/feedback.py).
+NOT_KEPT_KEY = "autograder_not_kept"
+
+
+def _chars(value: object) -> int:
+    return len(value) if isinstance(value, str) else len(json.dumps(value, default=str))
+
+
+class _OutputBudget:
+    """What the executed notebook keeps of the runner's outputs. The runner caps each stream per cell
+    (config.MAX_OUTPUT_CHARS), but it runs beside student code: here, where student code never ran, one display
+    output is kept up to config.MAX_DISPLAY_OUTPUT_CHARS and a notebook's outputs up to MAX_NOTEBOOK_OUTPUT_CHARS
+    (60 figures of 1.9 MB made a 108 MiB notebook). An error output is always kept (it fails its cell), its
+    text shortened."""
+
+    def __init__(self) -> None:
+        self.kept = 0
+
+    def keep(self, output: dict) -> dict:
+        if output["output_type"] == "error":
+            limit = config.MAX_OUTPUT_CHARS
+            output["evalue"] = _shorten(output["evalue"], limit)
+            output["traceback"] = [_shorten(line, limit) for line in output["traceback"][-50:]]
+            self.kept += len(output["evalue"]) + sum(len(line) for line in output["traceback"])
+            return output
+        if output["output_type"] == "stream":
+            size = len(output["text"])
+        else:
+            size = sum(_chars(v) for v in output["data"].values()) + _chars(output["metadata"])
+        if size > config.MAX_DISPLAY_OUTPUT_CHARS:
+            why = f"the grader keeps {config.MAX_DISPLAY_OUTPUT_CHARS:,} characters per output"
+        elif self.kept + size > config.MAX_NOTEBOOK_OUTPUT_CHARS:
+            why = f"the grader keeps {config.MAX_NOTEBOOK_OUTPUT_CHARS:,} characters of output per notebook"
+        else:
+            self.kept += size
+            return output
+        return {
+            "output_type": "display_data",
+            "data": {"text/plain": f"[an output of {size:,} characters was not kept: {why}]"},
+            "metadata": {NOT_KEPT_KEY: size},
+        }
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" [{len(text) - limit:,} more characters not kept]"
 
 
 def _clean_output(output: dict) -> dict:

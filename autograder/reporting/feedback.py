@@ -25,6 +25,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.grading.execute import NOT_KEPT_KEY  # an output the grader did not keep
 from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeStateError, load
 from autograder.model.notebooks import (
@@ -144,8 +145,6 @@ def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
-# An output the grader did not keep (too large) carries this in its metadata (grading/execute.py).
-NOT_KEPT_KEY = "autograder_not_kept"
 # What a page shows of a display output: MathML, sanitised HTML and Markdown, inline PNG and JPEG, text. Not
 # JavaScript, SVG (it can hold scripts and remote loads), widgets or anything else.
 SHOWN_MIME_TYPES = ("text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "text/plain")

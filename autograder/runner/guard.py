@@ -5,6 +5,7 @@ packages only)."""
 from __future__ import annotations
 
 import builtins
+import copyreg
 import os
 import sys
 import threading
@@ -65,6 +66,9 @@ class Guard:
                 cls = _resolve(dotted)
             except (KeyError, AttributeError):
                 continue
+            # pickling an instance (torch.save) caches `__slotnames__` on its class: cache it before the snapshot,
+            # or every torch.save reads as a change to torch.Tensor (a false tampering note)
+            copyreg._slotnames(cls)  # type: ignore[attr-defined]
             self.classes[dotted] = (cls, dict(vars(cls)))
         known = _known_classes if _known_classes is not None else (id(c) for c in self._all_classes())
         self.known_classes = set(known)
