@@ -20,6 +20,7 @@ from autograder.grading.late import final_score
 from autograder.model.notebooks import max_points, notebook_names, read, source_notebook
 from autograder.records.gradebook import atomic_write, load_results, open_gradebook
 from autograder.reporting import similarity
+from autograder.reporting.sanitize import csv_row
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
 # Only when `grade` was given a deadline: the raw score stays in `score`.
@@ -98,12 +99,16 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
 def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:
     """Write the CSV (atomically); returns the number of rows."""
     header, data = rows(workdir, db_url)
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=header, restval="")
-    writer.writeheader()
-    writer.writerows(data)
-    atomic_write(Path(out_path), text.getvalue())
+    write_csv(Path(out_path), [header] + [[row.get(column, "") for column in header] for row in data])
     return len(data)
+
+
+def write_csv(out_path: Path, table: list[list[str]]) -> None:
+    """Write rows as CSV (atomically), every cell that a spreadsheet would read as a formula neutralised
+    (`sanitize.csv_cell`): a student's name or message can hold `=HYPERLINK(...)`. Numbers stay numbers."""
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(csv_row(row) for row in table)
+    atomic_write(Path(out_path), text.getvalue())
 
 
 # --- Canvas: the layout its gradebook import reads ------------------------------------------------
@@ -173,9 +178,7 @@ def export_canvas(
 ) -> tuple[int, list[str]]:
     """Write the Canvas import CSV (atomically); returns (number of students, warnings)."""
     table, warnings = canvas_rows(workdir, db_url, roster, assignment_ids)
-    text = io.StringIO(newline="")
-    csv.writer(text).writerows(table)
-    atomic_write(Path(out_path), text.getvalue())
+    write_csv(Path(out_path), table)
     return len(table) - 2, warnings
 
 
@@ -308,7 +311,5 @@ def export_moodle(
 ) -> tuple[int, list[str]]:
     """Write the Moodle grading worksheet (atomically); returns (number of students, warnings)."""
     table, warnings = moodle_rows(workdir, db_url, notebook, roster)
-    text = io.StringIO(newline="")
-    csv.writer(text).writerows(table)
-    atomic_write(Path(out_path), text.getvalue())
+    write_csv(Path(out_path), table)
     return len(table) - 1, warnings
