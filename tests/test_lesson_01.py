@@ -57,7 +57,8 @@ def test_lesson_shows_the_soft_lookup_numbers(html):
     out_cool, w_cool = soft_lookup(QUERY, KEYS, VALUES, 0.1)
     expected += [f"{w_cool[0]:.2f}", f"{out_cool:.2f}"]
     out_hot, w_hot = soft_lookup(QUERY, KEYS, VALUES, 100.0)
-    expected += [f"{out_hot:.2f}", f"{min(w_hot):.3f}", f"{max(w_hot):.3f}"]
+    # "every weight is between a and b": the bounds rounded outwards (down and up), so that the sentence is true
+    expected += [f"{out_hot:.2f}", f"{math.floor(1000 * min(w_hot)) / 1000:.3f}", f"{math.ceil(1000 * max(w_hot)) / 1000:.3f}"]
     expected += [f"{math.log(1.7976931348623157e308):.0f}"]  # float64's exp overflows above ~710
     for value in expected:
         assert value in text, f"{value} (recomputed here) is not on the lesson page"
@@ -208,6 +209,9 @@ def test_the_crossing_is_where_the_table_says(text):
         slower = [n for n in LENGTHS if ratio[n] < 1]
         assert slower and slower[0] == high and LENGTHS[LENGTHS.index(high) - 1] == low
         assert ratio[low] > 1 and low < crossing < high
+    elif "cross at or before the shortest length measured" in text:
+        assert ratio[LENGTHS[0]] < 1
+        (crossing,) = number(text, r"at about \\\(L\\\) = (\S+)\. That is")
     else:
         assert "cross beyond the longest length measured" in text and all(r >= 1 for r in ratio.values())
         (crossing,) = number(text, r"at about \\\(L\\\) = (\S+)\. That is")
@@ -215,7 +219,9 @@ def test_the_crossing_is_where_the_table_says(text):
     assert d == WIDTH and later == pytest.approx(crossing / WIDTH, abs=1)
     assert crossing > 4 * WIDTH, "the page says the crossing comes far later than n = d"
     (flops,) = number(text, r"one GRU step is (\S+) floating-point operations")
-    assert flops == 2 * 6 * WIDTH**2  # three gates, a d x d matrix each for the input and the state
+    # a GRU step: two gates (reset, update) and a candidate state, a d x d matrix each for the input and the state
+    assert flops == 2 * 6 * WIDTH**2
+    assert "three gates" not in text and "its two gates and its candidate state each need" in text
 
 
 def test_the_score_matrix_memory(text):
@@ -250,3 +256,52 @@ def test_new_figures_have_alt_text(book, lesson_html):
         tag = re.search(r'<img alt="' + opening + r'[^"]{80,}"[^>]*src="([^"]+)"', lesson_html)
         assert tag, f"no figure with alt text starting {opening!r}"
         assert (book.html_dir / "chapters" / tag.group(1)).resolve().stat().st_size > 5_000
+
+
+# --- issue 29: terms taught before they are used, the figure of the two models, the question on axis 0 -------------
+
+
+def body_of(text: str) -> str:
+    """The lesson's own text, without the navigation before it (which names later chapters)."""
+    return text[text.index("Before attention, a neural network that translated") :]
+
+
+@pytest.mark.parametrize(
+    ("term", "definition"),
+    [
+        ("recurrent network", "one network applied once per token, which computes a new state"),
+        ("embedding", "a learned table with one vector per token"),
+        ("GRU", "a gated recurrent unit (Cho et al., 2014), PyTorch's nn.GRU"),
+        ("softmax", "it exponentiates each one and divides by their sum"),
+        ("cross-entropy", "the cross-entropy loss: \\(-\\ln p\\), where \\(p\\) is the probability the model gives"),
+        ("gradient clipping", "gradient clipping, clip_grad_norm_"),
+        ("Adam", "Adam (Kingma and Ba, 2015), a form of gradient descent"),
+        ("self-attention", "which is why this is called self-attention"),
+    ],
+)
+def test_terms_are_taught_where_they_are_first_used(text, term, definition):
+    body = body_of(text)
+    first = body.index(term)
+    at = body.index(definition)
+    assert at <= first + 600, f"{term!r} is used (at {first}) before the page says what it is (at {at})"
+
+
+def test_the_context_feeds_the_output_layer_not_the_gru(lesson_html, text):
+    """Issue 29: figure 1 drew the context into the decoder state s_3; the code feeds it to the output layer."""
+    alt = re.search(r'<img alt="(Two diagrams of the copying model[^"]+)"', lesson_html)
+    assert alt and "that feeds decoder step 3" not in alt.group(1)
+    assert "passes beside decoder state s3, not into it" in alt.group(1)
+    assert "the decoder's GRU never receives the context" in alt.group(1)
+    assert "not into the decoder's GRU" in text and "self.out(torch.cat([dec, context]))" in text
+
+
+def test_softmax_over_axis_0_hides_only_with_both_coincidences(text):
+    """Issue 29, item 3: identical queries hide the mistake only when there are as many of them as keys."""
+    assert "Tests with as many queries as keys, or with identical queries, hide this mistake" not in text
+    n = len(KEYS)
+    # m identical queries: a column of m equal numbers; softmax over axis 0 gives 1/m each, output sum(v) / m
+    for m, shown in ((n, r"every output is \\\(\\sum_j v_j / 4\\\) = (\S+):"), (3, r"three identical queries give (\S+):")):
+        (value,) = number(text, shown)
+        assert value == pytest.approx(sum(VALUES) / m, abs=0.005)
+    assert sum(VALUES) / 3 != pytest.approx(sum(VALUES) / n)
+    assert "So only a batch of identical queries exactly as many as the keys hides this mistake" in text
