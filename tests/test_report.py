@@ -146,3 +146,42 @@ def test_report_cli(sample_class, tmp_path):
     assert (tmp_path / "r" / f"{NOTEBOOK}.html").exists()
     missing = run_cli("report", "--workdir", str(tmp_path / "nothing"), "--out", str(tmp_path / "r2"))
     assert missing.returncode == 2 and "run `autograder grade` first" in missing.stderr
+
+
+HOSTILE = (
+    '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+    '<img src="http://evil.example/beacon.png"><style>body{display:none}</style>'
+    "[click](javascript:window.__pwned=3) ![b](http://evil.example/beacon-md.png)"
+)
+
+
+def test_student_text_in_the_report_is_text_in_chromium(browser, tmp_path):
+    """Issue 30: a failure message, a reason and a repair note carry markup (student code prints them); the
+    report shows them as text: nothing runs, nothing is fetched, nothing is hidden."""
+    from autograder.model.notebooks import max_points
+    from autograder.model.records import CellResult, Result
+    from autograder.reporting.report import notebook_page
+
+    points = max_points(read(source_notebook(NOTEBOOK)))
+    cells = [CellResult(gid, 0.0, pts, f"AssertionError: {HOSTILE}") for gid, pts in points.items()]
+    result = Result("ada", NOTEBOOK, 0.0, sum(points.values()), cells, reason=HOSTILE, repairs=[HOSTILE])
+    page = tmp_path / "report.html"
+    page.write_text(notebook_page(NOTEBOOK, [result], tmp_path), encoding="utf-8")
+    from html.parser import HTMLParser
+
+    class Tags(HTMLParser):
+        found: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("script", "style", "iframe", "form", "link") or any(k.startswith("on") for k, _ in attrs):
+                self.found.append(tag)
+            self.found += [f"{tag} {k}={v}" for k, v in attrs if k in ("src", "href") and "evil" in (v or "")]
+
+    body = Tags()
+    body.feed(page.read_text(encoding="utf-8").split("<body>", 1)[1])
+    assert not body.found, f"active markup in the report: {body.found}"
+    with offline_page(browser, page) as visit:
+        assert not visit.others, f"the report made requests: {visit.others}"
+        assert visit.page.evaluate("window.__pwned === undefined")
+        assert visit.page.locator("#failures").is_visible()
+        assert visit.page.get_by_text("<script>window.__pwned=1</script>", exact=False).count() >= 1
