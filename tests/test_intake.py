@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import shutil
 import stat
 import zipfile
 from datetime import datetime, timezone
@@ -321,3 +322,78 @@ def test_canvas_export_takes_ids_from_the_roster_and_warns_without_them(tmp_path
     assert any("no --assignment-id" in w for w in warnings)
     with pytest.raises(ValueError, match="not in the gradebook"):
         canvas_rows(work, assignment_ids={"03_masked_attention": "7"})
+
+
+def test_one_file_costs_only_its_own_submission(tmp_path):
+    """Each step of the intake (reading, unzipping, decoding, naming) fails one submission with its reason, never
+    the run: before, each of these raised out of `grade` (RecursionError, BadZipFile, "rename '+1+1'")."""
+    folder = tmp_path / "subs"
+    files = {
+        "ada": notebook_bytes(),
+        "deep": b"[" * 100_000 + b"]" * 100_000,
+        "+1+1": notebook_bytes(),
+        "1+1": notebook_bytes(),  # the name +1+1 maps to is taken: told apart by a number
+        "big": b" " * (config.MAX_SUBMISSION_BYTES + 1),
+    }
+    for student, data in files.items():
+        (folder / student).mkdir(parents=True)
+        (folder / student / f"{NOTEBOOK}.ipynb").write_bytes(data)
+    out = io.StringIO()
+    intake = prepare(folder, tmp_path / "work", RELEASED, out=out)
+    assert intake.folder == folder, "a folder of student folders is read in place"
+    assert "student folder '+1+1' is graded as '1+1-2'" in out.getvalue()
+    subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
+    assert sorted(subs) == ["1+1", "1+1-2", "ada", "big", "deep"]
+    assert subs["1+1-2"].problem is None and subs["1+1-2"].path == folder / "+1+1" / f"{NOTEBOOK}.ipynb"
+    assert subs["ada"].problem is None and subs["1+1"].problem is None
+    assert "nests its JSON more than 100 levels deep" in subs["deep"].problem
+    assert "over the limit of 20 MiB" in subs["big"].problem and subs["big"].sha256 == "", "refused unread"
+    # a zip: one member's bytes damaged, one whose header lies about its CRC
+    archive = make_zip(
+        tmp_path / "s.zip", {f"ada/{NOTEBOOK}.ipynb": notebook_bytes(), f"eve/{NOTEBOOK}.ipynb": notebook_bytes()}
+    )
+    raw = bytearray(archive.read_bytes())
+    at = raw.find(b'"cells"', raw.find(b"eve/"))
+    raw[at + 2] ^= 0x20
+    archive.write_bytes(bytes(raw))
+    zipped = {s.student: s for s in collect(prepare(archive, tmp_path / "work2", RELEASED), [NOTEBOOK])}
+    assert zipped["ada"].problem is None
+    assert "damaged (BadZipFile: Bad CRC-32 for file 'eve/" in zipped["eve"].problem
+
+
+def test_twenty_thousand_uploads_make_one_short_note(tmp_path):
+    members = {f"doejohn_12345_{100_000 + n}_{NOTEBOOK}-{n}.ipynb": b"{}" for n in range(20_000)}
+    members[f"doejohn_12345_999999_{NOTEBOOK}.ipynb"] = notebook_bytes()
+    out = io.StringIO()
+    intake = prepare(make_zip(tmp_path / "s.zip", members), tmp_path / "work", RELEASED, out=out)
+    (sub,) = collect(intake, [NOTEBOOK])
+    assert sub.note == "20,001 uploads; the latest kept (20,000 earlier ones not graded)"
+    assert sub.problem is None and len(out.getvalue()) < 1000
+
+
+def test_the_intake_record_is_typed_atomic_and_refused_when_corrupt(tmp_path):
+    from autograder.intake.state import IntakeStateError, load, state_path
+
+    archive = make_zip(tmp_path / "s.zip", {f"doejohn_12345_1_{NOTEBOOK}.ipynb": notebook_bytes()})
+    work = tmp_path / "work"
+    laid = prepare(archive, work, RELEASED)
+    record = state_path(work)
+    assert [p.name for p in record.parent.iterdir() if p.suffix == ".tmp"] == [], "no half-written file is left"
+    again = load(work)
+    assert again == laid, "what was written reads back as it was"
+    assert again.lms_ids == {"doejohn-12345": "12345"} and again.source == archive.resolve()
+    again.check_input(archive, "feedback")
+    again.check_input(None, "feedback")
+    with pytest.raises(IntakeStateError, match=r"feedback was given .*other.zip, but this work dir holds the grading"):
+        again.check_input(make_zip(tmp_path / "other.zip", {"x": b""}), "feedback")
+    archive.write_bytes(archive.read_bytes() + b"\0")
+    with pytest.raises(IntakeStateError, match="changed since it was graded"):
+        again.check_input(archive, "feedback")
+    # a copied work dir finds its own laid-out folder
+    copied = tmp_path / "copy"
+    shutil.copytree(work, copied)
+    assert load(copied).folder == copied / "intake" / "submissions"
+    for corrupt in ("{", "[]", '{"format": 1}', ""):
+        record.write_text(corrupt, encoding="utf-8")
+        with pytest.raises(IntakeStateError, match="cannot be read|another format"):
+            load(work)

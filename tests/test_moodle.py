@@ -277,3 +277,33 @@ def test_grade_a_moodle_zip_and_export_the_worksheet(tmp_path):
 
     wrong = run_cli("export", "--workdir", str(work), "--out", str(out_csv), "--notebook", NOTEBOOK)
     assert wrong.returncode == 2 and "--notebook goes with --format moodle" in wrong.stderr
+
+
+@pytest.mark.parametrize("length", [95, 96, 150])
+def test_long_and_non_ascii_names_keep_their_participant_ids(tmp_path, length):
+    """Moodle writes the full name whole (download_submissions): the participant id is read from the whole folder
+    name, and a student id cut to its 100 characters loses name, never id; with the worksheet or without it."""
+    name = ("Maximiliane Konstantina " * 10)[: length - 1] + "x"
+    assert len(name) == length
+    members = {
+        f"{name}_2101_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+        f"{name}_2102_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(untouched_release(NOTEBOOK)), (2026, 11, 30, 9, 0, 0)),
+        f"Zoë Ødegård_2103_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+        f"@Mallory_2104_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+        f"王小明_2105_{FILE}/{NOTEBOOK}.ipynb": (notebook_bytes(), (2026, 11, 30, 9, 0, 0)),
+    }
+    archive = moodle_zip(tmp_path / "moodle.zip", members)
+    on_time = moodle_time(datetime(2026, 11, 30, 10, 0).astimezone())
+    people = [("2101", name), ("2102", name), ("2103", "Zoë Ødegård"), ("2104", "@Mallory"), ("2105", "王小明")]
+    sheet = worksheet(tmp_path / "sheet.csv", [(p, n, "Submitted for grading", on_time) for p, n in people])
+    for roster in (None, sheet):
+        intake = prepare(archive, tmp_path / "work", RELEASED, roster)
+        ids = {pid: student for student, pid in intake.lms_ids.items()}
+        assert sorted(ids) == ["2101", "2102", "2103", "2104", "2105"], ids
+        assert ids["2101"] != ids["2102"] and ids["2101"].endswith("-2101") and ids["2102"].endswith("-2102")
+        assert all(len(student) <= 100 and student.isascii() for student in ids.values())
+        assert (ids["2103"], ids["2104"], ids["2105"]) == ("Zoe-degard-2103", "Mallory-2104", "Participant-2105")
+        subs = {s.student: s for s in collect(intake, [NOTEBOOK])}
+        assert sorted(subs) == sorted(ids.values()) and all(s.problem is None for s in subs.values())
+        if roster is not None:
+            assert read_roster(roster) == {pid: student for pid, student in ids.items()}, "zip and worksheet agree"
