@@ -5,7 +5,7 @@ score full marks; the untouched release scores zero with every test failing on i
 every graded cell's hidden tests must catch at least one wrong implementation that its
 visible self-check lets through (otherwise the hidden part of that cell proves nothing); and
 every visible self-check must catch the catalogued mistakes its lesson warns about
-(LESSON_WARNINGS, below).
+(LESSON_WARNINGS, below); and one slip never costs most of a notebook unseen (the one-slip rule, below).
 All chapters are graded in one `grade` run (and once more against the released notebooks,
 for the visible checks alone).
 """
@@ -102,6 +102,22 @@ def test_hidden_tests_of_each_cell_catch_a_mistake_the_visible_ones_miss(catalog
         and cell not in failed_cells(catalogues_visible_only[notebook][f"wrong-{impl.name}"])
     )
     assert caught, f"the hidden tests of {cell} catch no catalogued mistake that its visible self-check misses"
+
+
+# The one-slip rule. Every wrong file holds one mistake (one slip a student could make; the catalogues' READMEs say
+# so): such a file is either caught before submission, by a visible self-check of the released notebook, or loses at
+# most half of its notebook's points. A slip that only hidden tests see must not cost most of the grade.
+@pytest.mark.parametrize("case", WRONG, ids=case_id)
+def test_one_slip_is_seen_before_submission_or_costs_at_most_half(catalogues, catalogues_visible_only, case):
+    notebook, impl = case
+    result = catalogues[notebook][f"wrong-{impl.name}"]
+    seen_early = failed_cells(catalogues_visible_only[notebook][f"wrong-{impl.name}"])
+    lost = result.max_score - result.score
+    assert seen_early or lost <= result.max_score / 2, (
+        f"{impl.description}\n  no visible self-check fails on it, and it loses {lost:g} of {result.max_score:g} points, in "
+        + ", ".join(sorted(failed_cells(result)))
+        + ": add a visible check for it, or make the hidden tests of the cells it should not fail independent of it"
+    )
 
 
 # The mistakes each lesson warns about, per graded cell: {notebook: {grade_id: catalogued wrong files}}. The visible

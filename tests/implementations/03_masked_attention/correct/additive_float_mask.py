@@ -2,6 +2,7 @@
 and zeroes those rows after the softmax; padding mask with expand-free view, causal with ones().tril()."""
 # cell: ch03_padding_mask
 def padding_mask(lengths, max_len):
+    lengths = torch.as_tensor(lengths)   # a list or a tensor
     batch = lengths.shape[0]
     positions = torch.arange(max_len, device=lengths.device).expand(batch, max_len)
     return (positions < lengths.view(batch, 1)).view(batch, 1, 1, max_len)

@@ -1,6 +1,7 @@
 """Masks by comparing index grids (no tril), attention with torch.where instead of masked_fill."""
 # cell: ch03_padding_mask
 def padding_mask(lengths, max_len):
+    lengths = torch.as_tensor(lengths)   # a list or a tensor
     keep = lengths.unsqueeze(-1) > torch.arange(max_len, device=lengths.device)   # (batch, max_len)
     return keep.unsqueeze(1).unsqueeze(1)
 

@@ -2,6 +2,7 @@
 never NaN) and multiplies the weights by the mask, which zeroes such rows; padding mask built in a loop."""
 # cell: ch03_padding_mask
 def padding_mask(lengths, max_len):
+    lengths = torch.as_tensor(lengths)   # a list or a tensor
     mask = torch.zeros(len(lengths), max_len, dtype=torch.bool, device=lengths.device)
     for row, n in enumerate(lengths.tolist()):
         mask[row, :n] = True

@@ -1,5 +1,5 @@
 """Scales the scores by sqrt(d_model), the width of the tokens, instead of sqrt(d_k), the width of the
-queries and keys. Right only when d_k == d_model, as in every visible self-check.
+queries and keys. Right only when d_k == d_model; the third visible check of the values has d_k = 2, d_model = 6.
 
 expect-fail: ch04_self_attention_values, ch04_cross_attention, ch04_masks, ch04_gradients
 """

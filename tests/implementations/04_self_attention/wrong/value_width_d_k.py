@@ -1,4 +1,5 @@
-"""Ignores d_v: the values always get width d_k. Right whenever d_v is None, as in every visible self-check.
+"""Ignores d_v: the values always get width d_k. Right whenever d_v is None; the visible check of the projections
+creates a module with d_v = 6.
 
 expect-fail: ch04_projections, ch04_self_attention_values, ch04_cross_attention, ch04_masks, ch04_gradients
 """

@@ -1,5 +1,5 @@
-"""Checks the sizes with a bare `assert d_model % num_heads == 0`: the error says nothing
-(an empty AssertionError) about what is wrong.
+"""Checks the sizes with a bare `assert d_model % num_heads == 0`: an AssertionError, not the ValueError the spec
+asks for (python -O skips an assert), and a message that says nothing about what is wrong.
 
 expect-fail: ch05_projections
 """
