@@ -68,7 +68,9 @@ def test_permutation_equivariance_to_machine_precision(text):
         text, r"The largest difference is (\S+) in float32 and (\S+) in float64, for outputs of size up to (\S+)"
     )
     eps32, eps64 = np.finfo(np.float32).eps, np.finfo(np.float64).eps
-    assert f"machine epsilon {eps32:.1e} and {eps64:.1e}" in text
+    assert f"{eps32:.1e} for float32 and {eps64:.1e} for float64" in text
+    # "outputs of size up to" a bound: rounded up (issue 29), so it is at least the size the float32 gap is judged by
+    assert re.search(r"for outputs of size up to \d+\.\d\d:", text)
     # A sum of a few dozen rounded products: within a small multiple of epsilon times the size.
     assert gap32 <= 64 * eps32 * size and gap64 <= 64 * eps64 * size
 
@@ -84,3 +86,28 @@ def test_figures(book, lesson_html):
     assert len(images) >= 2, "the lesson should show the self- and cross-attention heatmaps"
     for src in images:
         assert (book.html_dir / "chapters" / src).resolve().is_file(), f"missing image {src}"
+
+
+def body_of(text: str) -> str:
+    return text[text.index("In chapter 02 the queries, keys and values were given to us") :]  # not the navigation
+
+
+def test_terms_are_taught_where_they_are_first_used(text):
+    """Issue 29: cross-entropy (the trained example rests on it), bilinear form and machine epsilon were used undefined."""
+    body = body_of(text)
+    for term, definition in [
+        ("cross-entropy", "\\(-\\sum_j t_j \\ln w_j\\) per query: chapter 01's loss"),
+        ("bilinear form", "a function of two vectors that is linear in each of them when the other is held fixed"),
+        ("machine epsilon", "the gap between 1 and the next number the type can represent"),
+    ]:
+        first, at = body.index(term), body.index(definition)
+        assert first <= at <= first + 400, f"{term!r} is not defined where it is first used"
+
+
+def test_lower_bounds_are_rounded_down(text):
+    """Issue 29, item 2: an "at least" shown as 1.000 for weights below 1. The page's bounds end in digits that a
+    rounding down of a weight below 1 can give, and the partner weights are probabilities."""
+    (separate_min,) = number(text, r"separate matrices put at least (\S+) of every word.s weight on its partner")
+    (moved,) = number(text, r"each by at least (\S+)\)")
+    (keeps,) = number(text, r"each word that occurs once keeps at least (\S+) of its weight for itself")
+    assert separate_min < 1 and 0 < moved and 0.5 < keeps < 1

@@ -42,21 +42,40 @@ def test_the_split_figure(text):
     assert count == len({i // 6 for i in range(6 * 6 // 3)}) == 2
 
 
+def agreement(text: str, pattern: str) -> list[float]:
+    """The differences a sentence states: "exactly" is 0, "to within 3e-16" is 3e-16 (a bound rounded up)."""
+    match = re.search(pattern.replace("AGREE", r"(exactly|to within \S+?)"), text)
+    assert match, f"the lesson does not say: {pattern}"
+    return [0.0 if g == "exactly" else float(g.removeprefix("to within ")) for g in match.groups()]
+
+
 def test_agrees_with_torch_and_the_loop(text):
-    out, weights = number(text, r"The outputs agree to (\S+) and the per-head weights to (\S+):")
-    (loop,) = number(text, r"The two agree to (\S+) in float64")
-    assert max(out, weights, loop) < 1e-12
+    out, weights = agreement(text, r"The outputs agree AGREE and the per-head weights AGREE:")
+    (loop,) = agreement(text, r"The two agree AGREE in float64")
+    (correct,) = agreement(text, r"The correct version agrees with PyTorch AGREE and moves only its own row")
+    assert max(out, weights, loop, correct) < 1e-12
 
 
 def test_loop_versus_batched_timings(text):
-    heads, ratio, loop_ms, batched_ms = number(
-        text,
-        r"the loop over (\S+) heads takes (\S+) times as long as the batched version \((\S+) ms against (\S+) ms\)",
-    )
-    assert heads == 8 and ratio > 1
-    assert ratio == pytest.approx(loop_ms / batched_ms, rel=0.1)  # the printed times are rounded
-    (long_ratio,) = number(text, r"the ratio is (\S+) on this CPU")
-    assert long_ratio > 0
+    """Timings differ across machines (issue 29): the page says which way this build's went, and it must be true."""
+    printed = re.findall(r"L = +(\d+): batched +(\S+) ms, loop +(\S+) ms, loop / batched = +(\S+)", text)
+    assert [int(n) for n, _, _, _ in printed] == [16, 64, 256, 512], printed
+    (_, batched_ms, loop_ms, _), (_, _, _, long_ratio) = printed[0], printed[-1]
+    if "heads takes" in text:
+        heads, ratio, loop_shown, batched_shown = number(
+            text,
+            r"the loop over (\S+) heads takes (\S+) times as long as the batched version \((\S+) ms against (\S+) ms\)",
+        )
+        assert heads == 8 and ratio > 1 and float(loop_ms) > float(batched_ms)
+        assert ratio == pytest.approx(loop_shown / batched_shown, rel=0.1)  # the printed times are rounded
+    else:
+        assert "heads was not the slower one on this machine" in text and float(loop_ms) <= float(batched_ms)
+    (shown_long,) = number(text, r"the ratio is (\S+) on this CPU")
+    assert shown_long == pytest.approx(float(long_ratio), abs=0.01)
+    if shown_long < 1:
+        assert "And here it did: the ratio is below 1." in text
+    else:
+        assert "It did not here, but on a CPU it can" in text
 
 
 def test_flop_and_memory_figures(text):
@@ -187,3 +206,26 @@ def test_the_block_diagram(book, lesson_html, text):
     assert "`split_heads` three times, `scaled_dot_product_attention` once" in lesson_html.replace(
         '<code class="docutils literal notranslate"><span class="pre">', "`"
     ).replace("</span></code>", "`")
+
+
+def test_dropout_and_the_two_modes_are_taught_before_the_exercise(text):
+    """Issue 29: exercise 05 asks for dropout on the weights in training mode only; no lesson explained dropout,
+    its 1/(1 - p) rescaling, or train() and eval()."""
+    body = text[text.index("One attention layer gives each query") :]
+    taught, exercise = body.index("Dropout, and training mode against evaluation mode"), body.index("Your turn")
+    assert taught < exercise
+    section = body[taught:exercise]
+    assert "multiplies the numbers it keeps by \\(1/(1 - p)\\)" in section
+    assert "model.train() sets it on the module and every module inside it" in section
+    assert "model.eval() clears it" in section
+    p, (share,) = 0.1, number(section, r"In training mode (\S+) of the \d+ weights were set to 0")
+    assert 0 < share < 100
+    (scale,) = number(section, r"the others were multiplied by (\S+),")
+    assert scale == round(1 / (1 - p), 4)
+    low, high = number(section, r"from (\S+) to (\S+) here")
+    assert low <= high <= 1 / (1 - p) + 1e-3  # a row that keeps every weight sums to 1 / (1 - p), no row to more
+    assert "In eval() mode the module returns its input unchanged" in section
+
+
+def test_broadcasting_refers_back_to_chapter_03(text):
+    assert "it broadcasts over the heads and the queries (chapter 03's broadcasting rules" in text

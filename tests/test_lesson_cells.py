@@ -137,3 +137,58 @@ def test_every_shown_cell_runs_without_the_hidden_ones(path):
     assert not failed, f"{path.relative_to(ROOT)}: shown cells that fail when run after the shown cells before them:\n" + (
         "\n".join(f"- {cell.label()}: {error}" for cell, error in failed)
     )
+
+
+# --- the lessons' plumbing: a bound in the text is rounded outwards (issue 29, item 2) ------------------------------
+
+
+def plumbing(path: Path) -> str:
+    """A lesson's first hidden code cell (its plumbing: glue and the helpers around it), without IPython magics."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    nb = read_myst_markdown_notebook(path.read_text(encoding="utf8"), path=str(path))
+    cell = next(cell for cell in nb.cells if cell.cell_type == "code" and hidden(cell))
+    return "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith("%"))
+
+
+def lessons_with_bounds() -> list[Path]:
+    return [path for path in lesson_paths() if "def glue_bound" in path.read_text(encoding="utf8")]
+
+
+def test_the_lessons_01_to_06_round_their_bounds():
+    if os.environ.get("LESSON_CELLS"):
+        pytest.skip("LESSON_CELLS keeps only some lessons")
+    assert {path.name[:2] for path in lessons_with_bounds()} >= {"01", "02", "03", "04", "05", "06"}
+
+
+@pytest.mark.parametrize("path", lessons_with_bounds(), ids=lambda path: path.stem)
+def test_bounds_are_rounded_outwards(path):
+    """"Within 2e-07" above a printed 2.4e-07, "at least 0.58" for 0.5758: a bound the text states must stay true of
+    the unrounded number, so an upper bound is rounded up and a lower one down, and a zero difference is "exactly"."""
+    namespace: dict = {}
+    exec(compile(plumbing(path), str(path), "exec"), namespace)
+    glued: dict = {}
+    namespace["glue"] = lambda name, value, display=True: glued.__setitem__(name, value)
+    for value, decimals, side, expected in [
+        (0.4549, 2, "upper", 0.46),
+        (0.5758, 2, "lower", 0.57),
+        (0.99999994, 3, "lower", 0.999),
+        (1.0, 2, "upper", 1.0),
+        (6.27, 1, "lower", 6.2),
+    ]:
+        namespace["glue_bound"]("x", value, decimals, side)
+        assert glued["x"] == pytest.approx(expected), (value, side, glued["x"])
+        shown = float(f"{glued['x']:.{decimals}f}")
+        assert (shown >= value) if side == "upper" else (shown <= value)
+    for difference, digits, expected in [
+        (2.4e-07, 1, "to within 3e-07"),
+        (1.19e-07, 1, "to within 2e-07"),
+        (9.6e-08, 1, "to within 1e-07"),
+        (4.47e-16, 2, "to within 4.5e-16"),
+        (0.0, 1, "exactly"),
+    ]:
+        namespace["glue_within"]("x", difference, digits=digits)
+        assert glued["x"] == expected, (difference, glued["x"])
+    for difference in [1.234e-7, 3.0000001e-16, 9.99e-3, 5e-324]:
+        namespace["glue_within"]("x", difference)
+        assert float(glued["x"].removeprefix("to within ")) >= difference
