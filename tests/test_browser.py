@@ -10,6 +10,10 @@ nothing wider than the screen outside a scrolling box, and every image alt text 
 written to `_build/screenshots/<width>/<page>.png` (BOOK_SCREENSHOTS overrides the folder). The
 site's search works offline: a chapter-02 word typed into the search box finds chapter 02.
 
+Accessibility: axe-core (tests/axe.py) runs every WCAG 2.1 A and AA rule on every page, in the theme's light and
+dark modes, at both widths, and must find nothing; a keyboard alone reaches and opens every dropdown of a lesson
+(the answers of *Check your understanding*) and the sidebar's chapter expanders.
+
 Uses the Debian Chromium at /usr/bin/chromium through Playwright (never `playwright install`).
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_browser.py -q
 """
@@ -28,6 +32,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
+import axe
 from book_build import ROOT, BookBuild
 from chromium import PAGE_TIMEOUT_MS
 from coursetools.pages import toc_files
@@ -325,6 +330,7 @@ def test_page_in_browser(book, visit, docname, width):
     shot = screenshot_path(docname, width)
     shot.parent.mkdir(parents=True, exist_ok=True)
     v.page.screenshot(path=str(shot), full_page=True)
+    problems += [f"WCAG 2.1 AA: {line}" for line in axe.in_both_modes(v.page)]
     assert not problems, f"{docname} at {WIDTHS[width]} px:\n" + "\n".join(problems)
 
 
@@ -370,3 +376,46 @@ def test_exercise_has_colab_launch_link(visit):
     colab = v.page.locator("a[href^='https://colab.research.google.com/github/']")
     assert colab.count() == 1, "no Open in Colab link on the exercise page"
     assert colab.first.get_attribute("href") == COLAB_PREFIX + "chapters/02_dot_product_attention.ipynb"
+
+
+# Each focus the Tab key reaches: what it is (a sidebar expander, a dropdown, a link...) and how to find it again.
+FOCUSED = """() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const kind = e.matches('details.sd-dropdown > summary') ? 'dropdown'
+    : e.matches('.bd-sidebar-primary summary, #pst-primary-sidebar summary') ? 'expander' : e.tagName.toLowerCase();
+  return {kind, label: (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 60),
+          index: Array.from(document.querySelectorAll(e.tagName)).indexOf(e)};
+}"""
+KEYBOARD_PAGE = "chapters/02_attention_by_hand.html"
+
+
+def test_keyboard_reaches_and_opens_every_dropdown(visit):
+    """Tab alone reaches every dropdown of a lesson and every chapter expander of the sidebar; Enter opens them."""
+    v = visit(KEYBOARD_PAGE)
+    page = v.page
+    dropdowns = page.locator("details.sd-dropdown > summary").count()
+    expanders = page.locator("#pst-primary-sidebar summary, .bd-sidebar-primary summary").count()
+    assert dropdowns >= 3 and expanders >= 3, (dropdowns, expanders)
+    reached: list[dict] = []
+    for _ in range(600):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(FOCUSED)
+        if focused is None:
+            continue
+        if reached and focused == reached[0]:
+            break  # round the page once
+        reached.append(focused)
+    kinds = [f["kind"] for f in reached]
+    assert kinds.count("dropdown") == dropdowns, f"Tab reached {kinds.count('dropdown')} of {dropdowns} dropdowns"
+    assert kinds.count("expander") == expanders, f"Tab reached {kinds.count('expander')} of {expanders} expanders"
+    assert all(f["label"] for f in reached if f["kind"] == "expander"), "a sidebar expander without a name"
+
+    for selector in ("details.sd-dropdown", "#pst-primary-sidebar li:not(.current) > details"):
+        details = page.locator(selector).first
+        details.locator("> summary").focus()
+        was_open = details.evaluate("d => d.open")
+        page.keyboard.press("Enter")
+        page.wait_for_function("([s, was]) => document.querySelector(s).open !== was", arg=[selector, was_open])
+        page.keyboard.press("Space")
+        page.wait_for_function("([s, was]) => document.querySelector(s).open === was", arg=[selector, was_open])

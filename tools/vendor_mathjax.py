@@ -70,24 +70,25 @@ def wanted(relative: str) -> bool:
     return relative == ENTRY or relative.startswith(LAZY_FOLDERS)
 
 
-def download(url: str = URL, timeout: float = 60.0) -> bytes:
+def download(url: str = URL, what: str = f"MathJax {VERSION}", timeout: float = 60.0) -> bytes:
+    """An npm tarball's bytes, or exit with what to do (also used for the tests' axe-core, tests/axe.py)."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.read()
     except (urllib.error.URLError, OSError) as exc:
         raise SystemExit(
-            f"error: could not download MathJax {VERSION} from {url}: {exc}\n"
-            "The book needs a local MathJax to render math offline. Check the network "
-            "connection (or a proxy setting) and run `python tools/vendor_mathjax.py` again."
+            f"error: could not download {what} from {url}: {exc}\n"
+            "Check the network connection (or a proxy setting) and run the command again."
         ) from exc
 
 
-def check_integrity(data: bytes, integrity: str = INTEGRITY) -> None:
+def check_integrity(data: bytes, integrity: str = INTEGRITY, url: str = URL) -> None:
+    """Exit unless ``data`` has the npm registry's pinned ``integrity`` (``sha512-<base64>``)."""
     algorithm, _, expected = integrity.partition("-")
     actual = base64.b64encode(hashlib.new(algorithm, data).digest()).decode()
     if actual != expected:
         raise SystemExit(
-            f"error: integrity check failed for {URL}\n"
+            f"error: integrity check failed for {url}\n"
             f"  expected {integrity}\n  got      {algorithm}-{actual}\n"
             "The download is corrupt or not the pinned release; nothing was extracted."
         )
