@@ -5,7 +5,12 @@ The `browser` fixture (tests/conftest.py) launches it with these settings.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,3 +40,23 @@ def chromium_or_skip() -> Path:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - keep pytest output clean
+        pass
+
+
+@contextmanager
+def served(directory: Path) -> Iterator[str]:
+    """Serve a built site on 127.0.0.1 on a free port; yield its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

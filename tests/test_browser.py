@@ -20,12 +20,9 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_browser.py -q
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
 import struct
-import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -34,7 +31,7 @@ import yaml
 
 import axe
 from book_build import ROOT, BookBuild
-from chromium import PAGE_TIMEOUT_MS
+from chromium import PAGE_TIMEOUT_MS, served
 from coursetools.pages import toc_files
 from coursetools.site import read_settings
 from publish_tree import published
@@ -52,24 +49,11 @@ SEARCH_TERM = "saturation"
 SEARCH_PAGE = "chapters/02_attention_by_hand.html"
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - keep pytest output clean
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(book):
     """Serve the built HTML on 127.0.0.1 on a free port; yield the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(book.html_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with served(book.html_dir) as base_url:
+        yield base_url
 
 
 class PageVisit:

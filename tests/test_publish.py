@@ -26,10 +26,12 @@ import nbformat
 import pytest
 import yaml
 
+import axe
 from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
+from chromium import PAGE_TIMEOUT_MS, served
 from coursetools.lesson_notebook import ADDED_TAG
 from coursetools.pages import toc_files
 from coursetools.publish import COURSE_DATA_SUFFIXES, PUBLISHED_MARKER, publish
@@ -204,6 +206,25 @@ def test_public_release_builds_its_site_without_warnings(public_site, secrets):
     assert built - {"genindex", "search", "index"} == set(PUBLIC_DOCNAMES)
     leaks = find_leaks(html_dir, secrets)
     assert not leaks, "the public release's site contains lines of solutions or hidden tests:\n" + "\n".join(leaks)
+
+
+def test_public_site_passes_wcag_2_1_aa_in_both_modes(public_site, browser):
+    """Every page of the public release's own site, opened in Chromium: axe-core finds no WCAG 2.1 A/AA violation
+    in the light or the dark mode (the site built here is checked at both widths in tests/test_browser.py)."""
+    _, html_dir = public_site
+    problems = []
+    with served(html_dir) as base_url:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(PAGE_TIMEOUT_MS)
+        context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+        page = context.new_page()
+        try:
+            for docname in ["index", *PUBLIC_DOCNAMES]:
+                page.goto(f"{base_url}{docname}.html", wait_until="load")
+                problems += [f"{docname}: {line}" for line in axe.in_both_modes(page)]
+        finally:
+            context.close()
+    assert not problems, "\n".join(problems)
 
 
 def lesson_path(docname: str) -> str:
