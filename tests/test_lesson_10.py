@@ -9,6 +9,8 @@ Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_10.py -q
 
 from __future__ import annotations
 
+import html
+import math
 import re
 
 import pytest
@@ -74,12 +76,32 @@ def test_fully_masked_rows(text):
     assert "row 0, -inf then softmax: [nan, nan, nan, nan]" in text
 
 
+# How the page words the ratio of two times (the other's over this one's), whatever a build measured.
+FASTER = r"(?:(\S+) times faster|as fast, within 5 % \(a ratio of (\S+)\)|slower, (\S+) times the time)"
+
+
+def ratio_in_words(match: re.Match, first: int) -> float:
+    """The ratio that the FASTER phrase starting at group `first` states, checked against the words it chose."""
+    faster, same, slower = (match.group(first + i) for i in range(3))
+    if faster:
+        ratio = float(faster)
+        assert ratio >= 1.05 - 0.05, f"'{faster} times faster' for a ratio under 1.05"
+    elif same:
+        ratio = float(same)
+        assert 1 / 1.05 - 0.01 <= ratio <= 1.05 + 0.01, f"'as fast' for a ratio of {same}"
+    else:
+        ratio = 1 / float(slower)
+        assert ratio <= 1 / 1.05 + 0.05, f"'slower' for a ratio of {ratio}"
+    return ratio
+
+
 def test_attention_time_and_memory(text):
-    length, course_ms, fused_ms, ratio = number(
-        text,
-        r"At \\\(L =\\\) (\S+) the course.s function took (\S+) ms and the fused one (\S+) ms: here, (\S+) times "
-        r"faster",
+    match = re.search(
+        r"At \\\(L =\\\) (\S+) the course.s function took (\S+) ms and the fused one (\S+) ms: here, " + FASTER, text
     )
+    assert match, "the page should compare the course's function with the fused one at the longest length"
+    length, course_ms, fused_ms = (float(g) for g in match.groups()[:3])
+    ratio = ratio_in_words(match, 4)
     assert length == 2048 and course_ms > 0 and fused_ms > 0
     assert ratio == pytest.approx(course_ms / fused_ms, rel=0.05, abs=0.06)
     heads, length2, mib = number(text, r"one float32 score matrix for (\S+) heads at \\\(L =\\\) (\S+) is (\S+) MiB")
@@ -95,13 +117,36 @@ def test_is_causal_does_less_work_and_is_compared_like_with_like(text):
     (fused_ms,) = number(text, r"the course.s function took \S+ ms and the fused one (\S+) ms")
     (free_ms,) = number(text, r"Without a mask it computes them all and took (\S+) ms")
     (share,) = number(text, r"so the causal call cost (\S+) of that")
-    assert share == pytest.approx(fused_ms / free_ms, abs=0.02) and share < 0.9
+    assert share == pytest.approx(fused_ms / free_ms, abs=0.02)
+    # the saving is claimed as measured only when it was (timings on a busy machine can hide it)
+    assert (share >= 0.9) == ("on this build the saving did not show in the timings" in text)
+    short = re.search(r"[Aa]t L = (\S+) the two took (\S+) and (\S+) ms\.", text)
+    assert short, "the page should give the two times at a short length"
+    short_share = float(short.group(2)) / float(short.group(3))
+    needs_long = f"The saving needs long rows: at L = {short.group(1)}" in text
+    assert needs_long == (short_share > share + 0.1) or abs(short_share - share - 0.1) < 0.02
     (dense_ms,) = number(text, r"as a dense boolean tensor, .{0,100}? and took (\S+) ms")
-    assert dense_ms > fused_ms
     (course_ms,) = number(text, r"At \\\(L =\\\) \S+ the course.s function took (\S+) ms")
-    (like,) = number(text, r"the fused one with that same dense mask, the fused one is (\S+) times faster")
-    assert like == pytest.approx(course_ms / dense_ms, rel=0.05, abs=0.06) and like > 1
+    like = re.search(r"the fused one with that same dense mask, the fused one is " + FASTER, text)
+    assert like, "the page should compare like with like"
+    assert ratio_in_words(like, 1) == pytest.approx(course_ms / dense_ms, rel=0.05, abs=0.06)
     assert "do less work" in text
+
+
+def test_attention_figure_says_what_was_measured(lesson_html, text):
+    """The timing figure's alt text orders the four measurements at L = 2048 as the page's printed times do."""
+    alt = re.search(r'<img alt="(Two log-log plots against the sequence length L[^"]+)"', lesson_html)
+    assert alt, "the timing figure, with its alt text, is not on the page"
+    alt = html.unescape(alt.group(1))
+    times = re.search(
+        r"L = 2048: course +(\S+) ms; fused: is_causal +(\S+) ms, dense mask +(\S+) ms, no mask +(\S+) ms", text
+    )
+    assert times, "the page should print the four times at L = 2048"
+    course, causal, dense, free = (float(t) for t in times.groups())
+    names = {"the course's function": course, "the dense mask": dense, "no mask": free, "is_causal=True": causal}
+    shown = re.findall(r"(the course's function|the dense mask|no mask|is_causal=True) \((\d+) ms\)", alt)
+    assert [name for name, _ in shown] == sorted(names, key=lambda name: -names[name]), shown
+    assert all(int(ms) == round(names[name]) for name, ms in shown), shown
 
 
 def test_fused_is_defined(text):
@@ -115,15 +160,28 @@ def test_the_training_recipe_is_explained(text):
     """AdamW and OneCycleLR are defined where they are used, and the page says why they differ from chapter 09."""
     assert "AdamW (Loshchilov and Hutter, 2019) is Adam with decoupled weight decay" in text
     assert "chapter 09" in text[text.index("The recipe is not chapter 09") :][:200]
-    first, peak, step, last = number(
+    first, peak, step = number(
         text,
-        r"the learning rate went from (\S+) at the first step up to (\S+) at step (\S+) "
-        r"\(the first 10 % of the steps, pct_start=0.1\), then down along a cosine to (\S+) at the last",
+        r"The learning rate went from (\S+) at the first step \(max_lr / 25\) up to (\S+) at step (\S+) "
+        r"\(the first 10 % of the steps, pct_start=0.1\) along a cosine",
     )
-    # OneCycleLR's defaults: start at max_lr / 25, peak max_lr at the end of the warm-up, end at max_lr / 25 / 1e4
+    at_10, linear_10, last = number(
+        text,
+        r"at step 10 it was (\S+), where a linear warm-up would give (\S+)\. Then it went down along a cosine to "
+        r"(\S+) at the last step",
+    )
+    # OneCycleLR's defaults: start at max_lr / 25, peak max_lr at the end of the warm-up, end at max_lr / 25 / 1e4,
+    # both phases cosine ("cos"), beta1 cycled from 0.95 to 0.85 and back (Issue 29, item 7: not chapter 09's shape)
     max_lr, steps = 3e-3, 600
     assert (first, peak, step) == (float(f"{max_lr / 25:.1e}"), max_lr, steps // 10 - 1)
     assert last == float(f"{max_lr / 25 / 1e4:.1e}")
+    start = max_lr / 25
+    cosine = start + (max_lr - start) * (1 - math.cos(math.pi * 10 / step)) / 2
+    assert at_10 == float(f"{cosine:.2e}") and linear_10 == float(f"{start + (max_lr - start) * 10 / step:.2e}")
+    low, high = number(text, r"from (\S+) down to (\S+) at the peak of the learning rate")
+    (back,) = number(text, r"at the peak of the learning rate and back to (\S+),")
+    assert (low, high, back) == (0.95, 0.85, 0.95)
+    assert "the same shape as chapter 09" not in text
 
 
 def test_sampling_table(text):
@@ -150,10 +208,29 @@ class _Cache:
 def test_kv_cache_equality_and_speedup(text):
     (same,) = number(text, r"All (\S+) answers are identical, token for token")
     assert same == 1000
-    n_short, short, n_long, long_ = number(
-        text, r"Generating (\S+) tokens was (\S+) times faster with the cache, (\S+) tokens (\S+) times faster"
+    printed = {
+        int(n): (float(without), float(with_))
+        for n, without, with_ in re.findall(r"(\d+) new tokens: +(\S+) s without the cache, +(\S+) s with it", text)
+    }
+    assert sorted(printed) == [32, 64, 128, 256, 512], printed
+    speed = re.search(rf"Generating (\S+) tokens was {FASTER} with the cache, (\S+) tokens {FASTER}, on this", text)
+    assert speed, "the page should give the speed-up of the shortest and the longest run"
+    n_short, n_long = int(speed.group(1)), int(speed.group(5))
+    assert (n_short, n_long) == (32, 512)
+    for n, first in ((n_short, 2), (n_long, 6)):
+        without, with_ = printed[n]
+        # the printed times have 3 decimals (a millisecond): the ratio they allow, not a fixed band
+        low, high = (without - 5e-4) / (with_ + 5e-4), (without + 5e-4) / max(with_ - 5e-4, 1e-9)
+        assert low * 0.95 - 0.05 <= ratio_in_words(speed, first) <= high * 1.05 + 0.05, (n, printed[n])
+    # Issue 29, item 11: the cost of a cached token, per run, and the claim about its growth, as measured
+    short_ms, long_ms = number(
+        text, r"With the cache, a token took (\S+) ms on average over 32 tokens and (\S+) ms over 512"
     )
-    assert (n_short, n_long) == (32, 512) and short > 0 and long_ > 0
+    assert short_ms == pytest.approx(1e3 * printed[32][1] / 32, abs=0.02 + 1e3 * 5e-4 / 32)
+    assert long_ms == pytest.approx(1e3 * printed[512][1] / 512, abs=0.02)
+    grows = "so its cost grows with the length" in text
+    assert grows != ("at this size that growth is lost in what every step costs anyway" in text)
+    assert grows == (long_ms > 1.1 * short_ms) or abs(long_ms - 1.1 * short_ms) < 0.03
     # the page's claim of exact equality, on a model of our own: cached decoding = uncached, token for token
     from course.provided import DecoderOnlyLM
 
