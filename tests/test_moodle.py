@@ -1,4 +1,4 @@
-"""Moodle, both ways: its "Download all submissions" zip in (autograder/intake/uploads.py), its grading worksheet out
+"""Moodle, both ways: its "Download all submissions" zip in (autograder/intake/lms.py), its grading worksheet out
 (`export --format moodle`, autograder/reporting/export.py), tested against Moodle's own code, transcribed:
 
 - the zip (mod/assign/locallib.php, download_submissions): one folder per student and submission plugin,
