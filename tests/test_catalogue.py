@@ -286,6 +286,32 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         # "start as in rule 1 (its characters, then `"</w>"`)"; the lesson's `str.replace` warning, as above
         "ch11_bpe_encode": ("encode_longest_first", "encode_string_replace", "encode_no_end_of_word"),
     },
+    "12_language_model": {
+        # notebook: "the targets, the same window shifted by one"; "Start `len(data) - block_size` is one too far:
+        # its last target would lie past the end of the text"
+        "ch12_get_batch_windows": ("targets_not_shifted", "window_past_the_end"),
+        # notebook: "From `generator`, and only from it ... torch's global random state is left alone"
+        "ch12_get_batch_generator": ("batch_ignores_generator",),
+        # notebook: "Not `len(data) // block_size`: ... the last of those would need a target after the end of the
+        # text"; "Return a Python `float` (`.item()`), not a tensor"
+        "ch12_evaluate_value": ("eval_window_past_the_end", "eval_returns_a_tensor"),
+        # notebook: "Measure in evaluation mode (`model.eval()` ...) and without gradients (`with torch.no_grad():`
+        # ...) ... **restore the mode the model was in**"
+        "ch12_evaluate_modes": ("eval_no_eval_mode", "eval_no_no_grad", "eval_left_in_eval_mode"),
+        # notebook: "a loss of $L$ nats is $L / \ln 2$ bits. (Reporting nats as bits, or the other way round, is an
+        # error of 44 %.)"; "a token's bits are shared by its characters" (the formula divides by chars_per_token)
+        "ch12_bits_per_character": ("bits_multiplied_by_ln2", "bits_times_chars_per_token"),
+        # notebook: "up to **and including the one whose probability makes the sum reach $p$**"; "**Renormalise**:
+        # every token outside the nucleus gets probability 0"; "**Token ids, not ranks.**"
+        "ch12_top_p_nucleus": (
+            "top_p_excludes_the_crossing_token",
+            "top_p_not_renormalised",
+            "top_p_masked_with_zero",
+            "top_p_ranks_not_ids",
+        ),
+        # notebook: "**Draw** one token per row with `generator`"; "Do not modify `logits`"
+        "ch12_top_p_generator": ("top_p_ignores_generator", "top_p_modifies_logits"),
+    },
 }
 
 

@@ -1,0 +1,20 @@
+"""evaluate turns gradients off with torch.set_grad_enabled(False) and never turns them back on: the next
+training step after a measurement has no gradients at all.
+
+expect-fail: ch12_evaluate_modes
+"""
+# cell: ch12_evaluate_function
+def evaluate(model, data, block_size, batch_size=64, device="cpu"):
+    was_training = model.training
+    model.eval()
+    torch.set_grad_enabled(False)
+    windows = (len(data) - 1) // block_size
+    total, count = 0.0, 0
+    for first in range(0, windows, batch_size):
+        index = torch.arange(first, min(first + batch_size, windows))[:, None] * block_size + torch.arange(block_size)
+        logits = model(data[index].long().to(device))
+        targets = data[index + 1].long().to(device)
+        total += F.cross_entropy(logits.flatten(0, 1), targets.flatten(), reduction="sum").item()
+        count += targets.numel()
+    model.train(was_training)
+    return total / count
