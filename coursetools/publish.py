@@ -49,7 +49,7 @@ import nbformat
 import yaml
 
 from autograder import config
-from autograder.model.notebooks import HIDDEN_BEGIN, SOLUTION_BEGIN
+from autograder.model.notebooks import marker
 from coursetools.course_code import CourseCode, CourseCodeError
 from coursetools.lesson_notebook import _imports, lesson_notebook, lesson_notebook_path
 from coursetools.manifest import Chapter, Manifest, ManifestError, Moment, load
@@ -156,9 +156,9 @@ def _check_tree(out: Path, private: frozenset[str]) -> None:
         if not path.is_file() or ".git" in path.relative_to(out).parts:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for marker in (SOLUTION_BEGIN, HIDDEN_BEGIN):
-            if marker in text:
-                problems.append(f"{path.relative_to(out)} contains {marker!r}")
+        found = next((line.strip() for line in text.splitlines() if marker(line)), None)
+        if found is not None:  # nbgrader's rule: a line containing a delimiter anywhere
+            problems.append(f"{path.relative_to(out)} has a line nbgrader reads as a marker: {found[:80]!r}")
         if path.suffix in (".md", ".ipynb") or path.name == "_toc.yml":
             for page in private:
                 if re.search(rf"(?<![\w/-]){re.escape(page)}(?![\w-])", text):

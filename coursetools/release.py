@@ -46,7 +46,9 @@ from autograder.model.notebooks import (
     is_judge_helpers_cell,
     is_solution_cell,
     is_test_cell,
+    marker,
     nbgrader_meta,
+    near_miss_markers,
     read,
     release_notebook,
     released_path,
@@ -221,7 +223,8 @@ def _judge_helpers_problems(path: Path, nb: NotebookNode) -> list[str]:
                 "get only its comments)"
             )
     for index, cell in enumerate(nb.cells):
-        if HIDDEN_BEGIN in cell.get("source", "") and not is_test_cell(cell) and index not in helpers:
+        hidden = any(marker(line) == HIDDEN_BEGIN for line in cell.get("source", "").splitlines())
+        if hidden and not is_test_cell(cell) and index not in helpers:
             problems.append(f"{_cell_name(path.name, index, cell)}: hidden lines outside a test cell")
     return problems
 
@@ -236,7 +239,9 @@ def validate_sources(paths: list[Path]) -> None:
     - solution notebooks carry no outputs (they are reviewed as text);
     - a provided cell is locked and names definitions of course/provided.py, and no solution
       region contains a line of provided code (or a line of it contains a solution line);
-    - the judge-helpers cell, if any, is locked and ungraded, and its code is all hidden.
+    - the judge-helpers cell, if any, is locked and ungraded, and its code is all hidden;
+    - no line is a near-miss marker: nbgrader reads any line containing "BEGIN SOLUTION", "END HIDDEN TESTS"...
+      as a marker, so one not written exactly as the project's would hide lines the project thinks public.
     """
     seen: dict[str, str] = {}
     problems: list[str] = []
@@ -247,6 +252,12 @@ def validate_sources(paths: list[Path]) -> None:
         problems += _judge_helpers_problems(path, nb)
         for index, cell in enumerate(nb.cells):
             where = f"{path.name} cell {index}"
+            for line in near_miss_markers(cell.get("source", "")):
+                problems.append(
+                    f"{where}: the line {line.strip()!r} is read by nbgrader as {marker(line)!r} (it contains "
+                    f"{marker(line).removeprefix('### ')!r}) but is not written as one: put {marker(line)!r} alone "
+                    "on its line, or reword it"
+                )
             if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):
                 problems.append(f"{where}: has outputs; clear them (solutions are kept output-free)")
             gid = grade_id(cell)

@@ -25,6 +25,7 @@ from autograder.model.notebooks import (
     SOLUTION_END,
     grade_id,
     is_solution_cell,
+    marker,
     read,
     release_notebook,
     source_notebook,
@@ -75,7 +76,7 @@ def implementations(notebook: str, kind: str) -> list[Implementation]:
 
 def solution_code(cell: NotebookNode) -> str:
     """A solution cell's source as a perfect student would leave it (markers removed)."""
-    keep = [line for line in cell.source.splitlines() if line.strip() not in (SOLUTION_BEGIN, SOLUTION_END)]
+    keep = [line for line in cell.source.splitlines() if marker(line) not in (SOLUTION_BEGIN, SOLUTION_END)]
     return "\n".join(keep)
 
 

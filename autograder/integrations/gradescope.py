@@ -58,6 +58,7 @@ from autograder.model.notebooks import (
     SOLUTION_BEGIN,
     SOLUTION_END,
     is_solution_cell,
+    marker,
     max_points,
     read,
     release_notebook,
@@ -133,10 +134,10 @@ def grading_notebook(source: NotebookNode) -> NotebookNode:
             continue
         lines, inside, regions = [], False, 0
         for line in cell.source.splitlines():
-            if line.strip() == SOLUTION_BEGIN:
+            if marker(line) == SOLUTION_BEGIN:
                 inside, regions = True, regions + 1
                 lines.append(line)
-            elif line.strip() == SOLUTION_END:
+            elif marker(line) == SOLUTION_END:
                 inside = False
                 lines.append(line)
             elif not inside:

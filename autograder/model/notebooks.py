@@ -29,6 +29,17 @@ HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
 SOLUTION_BEGIN = "### BEGIN SOLUTION"
 SOLUTION_END = "### END SOLUTION"
+# nbgrader's own rule for its markers (ClearSolutions, ClearHiddenTests): a line that *contains* the delimiter,
+# anywhere, is a marker, so "# BEGIN HIDDEN TESTS" or "x = 1  # END SOLUTION" strips a region from the release
+# as surely as the project's "### ..." lines. Every scanner of the project reads regions with `marker`, so that
+# what nbgrader hides is what the project calls secret; `near_miss_markers` finds the lines that nbgrader reads
+# as markers but are not written as the project's (validate_sources refuses them).
+NBGRADER_DELIMITERS = (
+    (SOLUTION_BEGIN, "BEGIN SOLUTION"),
+    (SOLUTION_END, "END SOLUTION"),
+    (HIDDEN_BEGIN, "BEGIN HIDDEN TESTS"),
+    (HIDDEN_END, "END HIDDEN TESTS"),
+)
 # Inside a hidden-test region: what follows PROBE runs with the student's code, what follows JUDGE only in
 # the judge; what comes before PROBE (the test's inputs, built from seeds) runs in both.
 PROBE_MARK = "### PROBE"
@@ -57,6 +68,34 @@ def is_test_cell(cell: NotebookNode) -> bool:
 
 def is_solution_cell(cell: NotebookNode) -> bool:
     return bool(nbgrader_meta(cell).get("solution"))
+
+
+def marker(line: str) -> str | None:
+    """The marker (SOLUTION_BEGIN, SOLUTION_END, HIDDEN_BEGIN or HIDDEN_END) nbgrader reads this line as, or None."""
+    for canonical, delimiter in NBGRADER_DELIMITERS:
+        if delimiter in line:
+            return canonical
+    return None
+
+
+def near_miss_markers(source: str) -> list[str]:
+    """Lines that nbgrader reads as a marker but that are not exactly one of the project's marker lines."""
+    return [line for line in source.splitlines() if (found := marker(line)) and line.strip() != found]
+
+
+def region_lines(source: str, begin: str, end: str, inside: bool = True) -> list[str]:
+    """The lines of ``source`` inside the ``begin`` ... ``end`` regions (or outside them, ``inside=False``),
+    the marker lines themselves left out; markers found by nbgrader's rule (`marker`)."""
+    lines, within = [], False
+    for line in source.splitlines():
+        found = marker(line)
+        if found == begin:
+            within = True
+        elif found == end:
+            within = False
+        elif within == inside:
+            lines.append(line)
+    return lines
 
 
 def is_protected_cell(cell: NotebookNode) -> bool:
@@ -183,7 +222,7 @@ def release_notebook(solution: NotebookNode) -> NotebookNode:
     for index, cell in enumerate(solution.cells):
         # nbgrader's own check, which the pipeline's ClearHiddenTests leaves to us so that the judge-helpers
         # cell, locked and ungraded, may have a hidden body
-        hidden = "BEGIN HIDDEN TESTS" in cell.get("source", "")  # as nbgrader finds a region
+        hidden = any(marker(line) == HIDDEN_BEGIN for line in cell.get("source", "").splitlines())
         if hidden and not nbgrader_meta(cell).get("grade") and not is_judge_helpers_cell(cell):
             raise RuntimeError(
                 f"cell {index}: a hidden test region outside a test cell and the judge-helpers cell "
@@ -199,29 +238,13 @@ def release_notebook(solution: NotebookNode) -> NotebookNode:
 def hidden_test_lines(cell: NotebookNode) -> list[str]:
     """The lines between the hidden-test markers of a test cell or of the judge-helpers cell (what students
     never see)."""
-    lines, inside = [], False
-    for line in cell.source.splitlines():
-        if line.strip() == HIDDEN_BEGIN:
-            inside = True
-        elif line.strip() == HIDDEN_END:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
+    return region_lines(cell.source, HIDDEN_BEGIN, HIDDEN_END)
 
 
 def without_hidden_tests(source: str) -> str:
     """A cell's source without its hidden-test regions (markers included): what students see of it, and what
     the kernel runs of the judge-helpers cell."""
-    lines, inside = [], False
-    for line in source.splitlines():
-        if line.strip() == HIDDEN_BEGIN:
-            inside = True
-        elif line.strip() == HIDDEN_END:
-            inside = False
-        elif not inside:
-            lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(region_lines(source, HIDDEN_BEGIN, HIDDEN_END, inside=False))
 
 
 def has_hidden_tests(cell: NotebookNode) -> bool:
@@ -266,7 +289,7 @@ def split_test(source: str) -> TestParts:
     judge: list[str] = []
     part = "visible"
     for line in source.splitlines():
-        mark = line.strip()
+        mark = marker(line) or line.strip()
         if mark == HIDDEN_BEGIN:
             part = "inputs"
         elif mark == PROBE_MARK and part == "inputs":
@@ -309,15 +332,7 @@ def judge_context(nb: NotebookNode) -> str:
 
 def solution_region_lines(cell: NotebookNode) -> list[str]:
     """The lines between the solution markers of a solution cell."""
-    lines, inside = [], False
-    for line in cell.source.splitlines():
-        if line.strip() == SOLUTION_BEGIN:
-            inside = True
-        elif line.strip() == SOLUTION_END:
-            inside = False
-        elif inside:
-            lines.append(line)
-    return lines
+    return region_lines(cell.source, SOLUTION_BEGIN, SOLUTION_END)
 
 
 def released_path(solution_path: Path, release_dir: Path | None = None) -> Path:
