@@ -1,9 +1,11 @@
 """The tokens and encoder-only lesson (chapter 11) shows the numbers it claims, checked here against values
 recomputed independently of the page's code: the corpus's counts and BPE merges (a byte-pair learner of the
 test's own, on course/corpus.txt), the base model's parameters from the layer formulas, the classifier's and the
-baseline's sizes, the masks of the three families, the masked-token objective's shares. Training time and
-accuracy are checked against their bounds (at least 99 % held out; chance for the baseline), never against a
-value that could flake.
+baseline's sizes, the masks of the three families, the masked-token objective's shares. Training differs from
+one processor to another (seeded runs are bit-identical only on the same kind of CPU), so what the page says about
+the trained classifier (its accuracy, its twins, what each head reads) is checked against the numbers the page
+prints, whatever they are; the baseline's chance accuracy follows from its construction. Training time is
+measured, never bounded.
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_11.py -q
 """
@@ -150,7 +152,9 @@ def test_the_classifier_and_the_baseline(text):
         text, r"The encoder \((\S+) parameters\) reaches (\S+) % on (\S+) held-out sequences after (\S+) s of training"
     )
     assert clf_params == vocab * d + encoder + d * 2 + 2
-    assert acc >= 99 and n_test == 2000 and 0 < seconds < 60, "99 % held out within a minute of CPU training"
+    assert n_test == 2000 and seconds > 0  # the time of this build's machine: measured, not a bound
+    printed = number(text, r"encoder: ([\d.]+%) held-out accuracy after ([\d.]+) s of training")
+    assert printed == [round(acc, 1), round(seconds, 1)]
     (left_out,) = number(text, r"the (\S+) of them that are test sequences")
     assert 0 < left_out < 400 * 64
     bag_params, bag_acc = number(
@@ -161,28 +165,55 @@ def test_the_classifier_and_the_baseline(text):
     (gap,) = number(text, r"Up to rounding \((\S+)\), the baseline.s scores are the same for both twins")
     assert gap < 1e-5
     (flipped,) = number(text, r"The encoder changes its answer on (\S+) % of the twins")
-    assert flipped >= 98
+    # a twin is a test sequence of the same distribution with the other label: a model right on acc % of them is
+    # right on both members of at least 2 acc - 100 % of the pairs, and changes its answer there (sampling: 3 %)
+    assert flipped >= 2 * acc - 100 - 3 and acc > bag_acc + 20, "the encoder uses the order, the bag cannot"
 
 
 def test_where_cls_looks(book, lesson_html, text):
+    """What the page says each head does is what the weights it prints show, whatever roles training gave the heads
+    on this machine (issue 29: they were asserted as one run's, 'head 0' in a fixed alt text)."""
+    printed = {
+        int(h): (float(a), float(b))
+        for h, a, b in re.findall(r"head (\d): (\d+)% of \[CLS\].s attention on a, (\d+)% on b", text)
+    }
+    assert sorted(printed) == [0, 1, 2, 3], printed
     a_head, a_share, b_head, b_share = number(
         text, r"head (\S+) puts (\S+) % of its weight on a, and head (\S+) puts (\S+) % on b"
     )
-    assert a_head != b_head and a_share > 50 and b_share > 50
-    first_head, first_share = number(text, r"and head (\S+) finds whichever of the two comes first \((\S+) %")
-    assert first_head not in (a_head, b_head) and first_share > 80
+    assert (a_share, b_share) == (printed[a_head][0], printed[b_head][1])
+    assert a_share == max(a for a, _ in printed.values()) and b_share == max(b for _, b in printed.values())
+    division = re.search(r"(The heads have divided the work|Every head does the same): (.*?)\. Each head returns", text)
+    assert division, "the page should say what each head does"
+    said = division.group(2)
+    for token in ("a", "b"):
+        finders = [h for h, shares in printed.items() if shares[token == "b"] > 80]
+        if finders:
+            names = f"head {finders[0]}" if len(finders) == 1 else "heads " + ", ".join(map(str, finders[:-1]))
+            assert re.search(rf"{names}(?: and {finders[-1]})? finds? {token} wherever it stands", said), (token, said)
+        else:
+            assert f"{token} wherever it stands" not in said
+    for h, first_share in re.findall(r"head (\d) finds whichever of the two comes first \((\d+) %", said):
+        assert max(printed[int(h)]) <= 80 and int(first_share) > 80, "a head that finds the first is not an a or b head"
+    for h, a, b in re.findall(r"head (\d) spreads its weight \((\d+) % on a and (\d+) % on b\)", said):
+        assert (float(a), float(b)) == printed[int(h)] and max(printed[int(h)]) <= 80
     total, uniform = number(
         text,
         r"Averaged over the heads, (\S+) % of \[CLS\].s attention goes to the two tokens that "
         r"matter; spread evenly over the real tokens, it would give them (\S+) %",
     )
-    assert total > 80 and 2 / 13 * 100 < uniform < 2 / 5 * 100
+    assert total == pytest.approx(sum(a + b for a, b in printed.values()) / 4, abs=2)
+    assert 2 / 13 * 100 < uniform < 2 / 5 * 100
     assert re.search(r"head on a on b on \[CLS\] on the fillers", text), "the per-head table is missing"
     tag = re.search(r'<img alt="(Two heat maps stacked[^"]+)"[^>]*src="([^"]+)"', lesson_html)
     assert tag, "the attention figure, with its alt text, is not on the page"
     alt, src = tag.groups()
     assert (book.html_dir / "chapters" / src).resolve().stat().st_size > 5_000
-    assert f"head {int(first_head)} on whichever of the two comes first" in alt
+    alt = alt.replace("&#x27;", "'").replace("&#39;", "'")
+    for h, (a, b) in printed.items():
+        assert f"head {h}, {a:.0f} % and {b:.0f} %" in alt, (h, alt)
+    for h, first_share in re.findall(r"head (\d) finds whichever of the two comes first \((\d+) %", said):
+        assert f"Head {h} puts {first_share} % on whichever of the two comes first" in alt
 
 
 def test_the_masks_of_the_three_families(text):
@@ -219,12 +250,23 @@ def test_the_masks_of_the_three_families(text):
 def test_the_masked_token_objective(text):
     vocab = len({s for pieces in AT_100.values() for s in pieces}) + 1  # and [MASK]
     tokens = sum(len(AT_100[w]) for w in WORDS)
-    n, vocab_got, chosen, share, masked, changed, kept = number(
+    n, vocab_got, pieces, bpe_vocab, unused = number(
         text,
-        r"Of the story.s (\S+) tokens \(a vocabulary of (\S+), \[MASK\] included\), (\S+) were chosen \((\S+) %\); of "
+        r"Of the story.s (\S+) tokens \(a vocabulary of (\S+), \[MASK\] included: the (\S+) different pieces the story "
+        r"is cut into; the BPE vocabulary after 100 merges has (\S+) entries, but (\S+) of them, ",
+    )
+    chosen, share, masked, changed, kept = number(
+        text,
+        r"every occurrence having been merged into a longer piece\), (\S+) were chosen \((\S+) %\); of "
         r"those, the input shows \[MASK\] at (\S+) %, another token at (\S+) % and the original at (\S+) %",
     )
     assert (n, vocab_got) == (tokens, vocab) == (LENGTHS[100], vocab)
+    # Issue 29, item 12: 120 against the 125 entries of the vocabulary after 100 merges, explained and listed
+    used = {s for cut in AT_100.values() for s in cut}
+    entries = set("".join(WORDS)) | {"▁"} | {a + b for (a, b), _ in MERGES[:100]}
+    assert (pieces, bpe_vocab, unused) == (len(used), len(entries), len(entries - used)) == (vocab - 1, 125, 6)
+    listed = re.search(r"but \S+ of them, (.*?), no longer occur on their own", text).group(1).split(", ")
+    assert sorted(listed) == sorted(entries - used), listed
     assert share == pytest.approx(100 * chosen / n, abs=0.05) and 10 < share < 20
     assert 70 < masked < 90 and changed + kept == pytest.approx(100 - masked, abs=1.5)
     assert number(text, r"Outside the chosen positions, (\S+) tokens were changed") == [0]
