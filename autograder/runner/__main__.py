@@ -36,7 +36,8 @@ import time
 sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 from runner import protocol  # noqa: E402
-from runner.forks import serve_forks  # noqa: E402
+from runner.forks import ISOLATION_FAILED, serve_forks  # noqa: E402
+from runner.isolation import IsolationError, isolate  # noqa: E402
 from runner.kernel import Runner, _pre_warm, _seed_everything  # noqa: E402
 
 
@@ -49,6 +50,12 @@ def main() -> None:
     if hello.get(protocol.ZYGOTE):
         serve_forks(channel, commands, hello)
         os._exit(0)
+    if hello.get(protocol.ISOLATE):  # in a sandbox: namespaces of its own, before anything else (one thread)
+        try:
+            isolate(int(hello[protocol.ISOLATE]))
+        except IsolationError as exc:
+            print(f"the sandbox could not isolate the notebook: {exc}", file=sys.stderr, flush=True)
+            os._exit(ISOLATION_FAILED)
     started = time.monotonic()
     _pre_warm()
     _seed_everything()  # before the snapshot and before any cell: grading again gives the same grade

@@ -4,11 +4,14 @@ notebook's packages only).
 One warm process per worker sandbox: it imports torch, numpy, matplotlib and IPython once, then
 forks one child per submission. The child is what `main` would have been for that submission:
 before any student code it becomes the submission's uid (the fork server is root in the sandbox
-with only CAP_SETUID and CAP_SETGID; the child keeps no capability), takes its rlimits and a
-fresh private scratch dir, seeds, snapshots the Guard and serves the cells on the same pipes.
-When it is gone, every process of that uid is killed and its files in /tmp are removed (by a
-helper running as that uid), stdin is drained, and the server says "idle". A wall-clock
-overrun is handled outside: the grader kills the whole sandbox and starts another.
+with only CAP_SETUID and CAP_SETGID; the child keeps no capability), takes its rlimits, and gets
+namespaces of its own (isolation.py: user, mount, IPC, UTS, network, cgroup, and a new tmpfs on
+/tmp), so that nothing it leaves behind is there for the next child: its files, IPC objects and
+keyrings go, whole, with its namespaces. It then seeds, snapshots the Guard and serves the cells on
+the same pipes. When it is gone, every process of that uid is killed (processes are the one thing
+that outlives a namespace), the server waits until the kernel has freed that uid's keys, drains
+stdin and says "idle". A wall-clock overrun is handled outside: the grader kills the whole sandbox
+and starts another.
 
 The messages are in protocol.py.
 """
@@ -21,7 +24,10 @@ import signal
 import time
 
 from . import protocol
+from .isolation import IsolationError, isolate, keys_of, wait_for_keys
 from .kernel import Runner, _pre_warm, _seed_everything, prepare_for_forks
+
+ISOLATION_FAILED = 71  # a child's exit code: it could not get namespaces of its own, and ran nothing
 
 
 def _as_uid(uid: int, action) -> None:
@@ -71,49 +77,6 @@ def _kill_everything_of(uid: int) -> None:
     raise RuntimeError(f"processes of uid {uid} survived 50 kills")
 
 
-def _remove_files_of_uid(root: str) -> None:
-    """As the submission's uid: remove what it left in /tmp (its own entries only: the
-    read-only binds under /tmp, such as a venv in a CI checkout, belong to root)."""
-    import shutil
-
-    uid = os.getuid()
-    for entry in os.scandir(root):
-        try:
-            if entry.stat(follow_symlinks=False).st_uid != uid:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                os.chmod(entry.path, 0o700)  # a directory made unreadable (chmod 000) must still go
-                for top, dirs, _ in os.walk(entry.path):
-                    for name in dirs:
-                        path = os.path.join(top, name)
-                        if not os.path.islink(path):
-                            os.chmod(path, 0o700)
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        except Exception:  # noqa: BLE001, S110 - one odd entry must not stop the cleanup of the others
-            pass
-
-
-def _clean_up_after_uid() -> None:
-    """As the submission's uid: its files in /tmp, and its System V IPC objects (they outlive their
-    process, and the next child of this server shares the sandbox's IPC namespace and uid)."""
-    import subprocess
-
-    _remove_files_of_uid("/tmp")
-    try:
-        subprocess.run(
-            ["ipcrm", "--all"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=10,
-            env={"PATH": "/usr/bin:/bin"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-
-
 def _drain(fd: int) -> None:
     """Whatever the last submission left unread on stdin is not a command for the server."""
     import fcntl
@@ -129,8 +92,9 @@ def _drain(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
 
-def _become_submission(request: dict, number: int) -> None:
-    """In the forked child, before any student code: the submission's uid, limits, scratch dir."""
+def _become_submission(request: dict) -> None:
+    """In the forked child, before any student code: the submission's uid, limits, namespaces and scratch
+    space (a new, empty /tmp, as a fresh sandbox's)."""
     import resource
 
     uid = int(request["uid"])
@@ -142,9 +106,11 @@ def _become_submission(request: dict, number: int) -> None:
     for name, value in request.get("rlimits", {}).items():
         limit = getattr(resource, f"RLIMIT_{name.upper()}")
         resource.setrlimit(limit, (value, value) if value >= 0 else (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    scratch = f"/tmp/submission-{number}"
-    os.mkdir(scratch, 0o700)
-    os.chdir(scratch)
+    try:
+        isolate(int(request[protocol.ISOLATE]))
+    except (IsolationError, OSError):
+        os._exit(ISOLATION_FAILED)
+    scratch = "/tmp"
     os.environ.update(HOME=scratch, TMPDIR=scratch, MPLCONFIGDIR=f"{scratch}/.matplotlib")
     os.setsid()
 
@@ -158,7 +124,6 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
     for fd in (0, 1, 2):  # as in main: student code never gets the real stdin/stdout
         os.dup2(devnull, fd)
     protocol.write_frame(channel, {"type": protocol.ZYGOTE, "token": token, "pid": pid})
-    served = 0
     while True:
         line = commands.readline()
         if not line:
@@ -166,11 +131,12 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
         request = json.loads(line).get(protocol.FORK)
         if not request:
             return
-        served += 1
+        uid = int(request["uid"])
+        keys_before = keys_of(uid)
         child = os.fork()
         if child == 0:
             try:
-                _become_submission(request, served)
+                _become_submission(request)
                 _seed_everything()
                 runner = Runner(channel, commands, request)
                 runner.serve()
@@ -181,8 +147,8 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
         protocol.write_frame(
             channel, {"type": protocol.EXITED, "code": os.waitstatus_to_exitcode(status), "token": token, "pid": pid}
         )
-        uid = int(request["uid"])
         _kill_everything_of(uid)
-        _as_uid(uid, _clean_up_after_uid)
+        if not wait_for_keys(uid, keys_before):
+            return  # keys the kernel does not free: no next child here (the grader starts a new server)
         _drain(commands.fileno())
         protocol.write_frame(channel, {"type": protocol.IDLE, "token": token, "pid": pid})

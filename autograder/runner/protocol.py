@@ -7,7 +7,8 @@ grader as `autograder.runner.protocol`. It imports only the standard library.
 Every message is one JSON object on one line (a frame).
 
 A kernel (`python .../runner`):
-- grader -> runner, on stdin: first the hello {"token", "harden", "cell_timeout", "max_output"}, then one
+- grader -> runner, on stdin: first the hello {"token", "harden", "cell_timeout", "max_output"}, with
+  {ISOLATE: <bytes of its /tmp>} when it runs in a sandbox (isolation.py, before anything else), then one
   cell at a time {"index", "kind", "name", "source"} (kind: CELL_STUDENT, CELL_LOCKED or CELL_TEST), then
   {END: true}. A cell is sent only after the previous one is done, so hidden tests reach the process one
   test cell at a time, when they run. A test cell with {PROBE: true} carries only its visible checks and its
@@ -18,8 +19,8 @@ A kernel (`python .../runner`):
 
 A fork server (one warm process per worker sandbox, forking one kernel per submission):
 - grader -> server {ZYGOTE: true, "token"}; server -> grader {"type": ZYGOTE};
-- per submission grader -> server {FORK: {<the hello above>, "uid", "rlimits": {name: value}}}, then the
-  child's frames exactly as a kernel's; server -> grader {"type": EXITED, "code"} when the child is gone,
+- per submission grader -> server {FORK: {<the hello above, ISOLATE included>, "uid", "rlimits": {name: value}}},
+  then the child's frames exactly as a kernel's; server -> grader {"type": EXITED, "code"} when the child is gone,
   and {"type": IDLE} once everything of its uid is cleaned up.
 """
 
@@ -38,6 +39,7 @@ IDLE = "idle"  # a fork server has cleaned up after its child and takes the next
 # grader -> runner: keys of a message
 END = "end"  # no more cells
 FORK = "fork"  # fork a kernel for one submission
+ISOLATE = "isolate"  # namespaces of its own and a new /tmp of this many bytes before any cell (runner.isolation)
 PROBE = "probe"  # a test cell whose probe hands plain data to the judge (grader -> runner), and that data (back)
 # the kinds of cell
 CELL_STUDENT, CELL_LOCKED, CELL_TEST = "student", "locked", "test"

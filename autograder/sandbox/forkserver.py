@@ -79,6 +79,7 @@ class ForkServer:
             "max_output": limits.max_output_chars,
             "uid": uid,
             "rlimits": _rlimits(limits),
+            protocol.ISOLATE: limits.scratch_bytes,
         }
         started = time.monotonic()
         self.channel.listen(child)

@@ -13,6 +13,7 @@ from pathlib import Path
 from autograder import config
 from autograder.model.records import Limits
 from autograder.runner import protocol
+from autograder.runner.isolation import keys_of, wait_for_keys
 from autograder.sandbox.command import (
     RUNNER,
     SCRATCH,
@@ -93,6 +94,7 @@ def run_cells(
             cmd = unsandboxed_command(limits)
             scratch_dir = tempfile.mkdtemp(prefix="autograder-scratch-")
             cwd = scratch_dir
+        keys_before = keys_of(uid)  # as root the uid is this sandbox's alone: none of its processes is alive
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -113,15 +115,15 @@ def run_cells(
             return report
         channel = Channel(proc, token, max_bytes=64 << 20)
         try:
-            send(
-                proc,
-                {
-                    "token": token,
-                    "harden": harden,
-                    "cell_timeout": limits.cell_timeout_s,
-                    "max_output": limits.max_output_chars,
-                },
-            )
+            hello = {
+                "token": token,
+                "harden": harden,
+                "cell_timeout": limits.cell_timeout_s,
+                "max_output": limits.max_output_chars,
+            }
+            if sandboxed:
+                hello[protocol.ISOLATE] = limits.scratch_bytes
+            send(proc, hello)
             frame = channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != protocol.READY:
                 report.machinery_error = f"the grader's kernel did not start ({describe_exit(proc)}): {tail(errors)}"
@@ -132,6 +134,8 @@ def run_cells(
             kill(proc)
             if unprivileged and not sandboxed:
                 _end_everything_of(uid)
+            if sandboxed and os.geteuid() == 0 and not wait_for_keys(uid, keys_before):
+                report.machinery_error = report.machinery_error or f"the kernel kept keys of uid {uid}"
             if runner_copy is not None:
                 shutil.rmtree(runner_copy.parent, ignore_errors=True)
             if scratch_dir:
