@@ -65,8 +65,8 @@ class LMConfig:
 
 # The build's model (chapter 12 trains it while the page is built: well under a minute of one CPU thread) and
 # the longer run of tools/train_text.py (`make train-text`: half an hour), the same model read for longer.
-BUILD_RUN = LMConfig()
-LONG_RUN = LMConfig(warmup=100, steps=1_000_000)  # the same model; its schedule follows LONG_RUN_SECONDS
+BUILD_RUN = LMConfig(batch_size=16, steps=240, warmup=30)
+LONG_RUN = LMConfig(batch_size=32, warmup=100, steps=1_000_000)  # the same model; its schedule: LONG_RUN_SECONDS
 LONG_RUN_SECONDS = 25 * 60  # its training time; with its measurements, under 30 minutes
 VALIDATION_WINDOWS = 256  # windows of every validation measurement (256 x 128 = 32,768 predictions)
 
@@ -149,6 +149,8 @@ def shuffled_chunks(
     ids: torch.Tensor, context: int, batch_size: int, generator: torch.Generator
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Endless batches (inputs, targets), each (batch_size, context): epochs of consecutive chunks, shuffled."""
+    if (len(ids) - context) // (context + 1) < batch_size:
+        raise ValueError(f"{len(ids)} characters make fewer than batch_size={batch_size} chunks of {context + 1}")
     while True:
         offset = int(torch.randint(context, (), generator=generator))
         count = (len(ids) - offset) // (context + 1)
