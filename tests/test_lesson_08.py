@@ -133,7 +133,7 @@ def test_softmax_twice(text):
     # float64 (Issue 29, item 8: float32 rounds it to 1.79e-6, whose rounding near 1 is 6e-8 per term); after a
     # softmax, the scores are 1 and 0: loss = log(e + V - 1) - 1
     assert from_logits == float(f"{math.log1p((vocab - 1) * math.exp(-20)):.2e}")
-    assert float32 != from_logits and float32 == pytest.approx(from_logits, abs=5e-7)
+    assert float32 == pytest.approx(from_logits, abs=5e-7)  # float32 rounding: near, and may differ by CPU
     assert from_probs == round(math.log(math.e + vocab - 1) - 1, 3) and log_v == round(math.log(vocab), 3)
 
 
