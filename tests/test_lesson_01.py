@@ -58,7 +58,8 @@ def test_lesson_shows_the_soft_lookup_numbers(html):
     expected += [f"{w_cool[0]:.2f}", f"{out_cool:.2f}"]
     out_hot, w_hot = soft_lookup(QUERY, KEYS, VALUES, 100.0)
     # "every weight is between a and b": the bounds rounded outwards (down and up), so that the sentence is true
-    expected += [f"{out_hot:.2f}", f"{math.floor(1000 * min(w_hot)) / 1000:.3f}", f"{math.ceil(1000 * max(w_hot)) / 1000:.3f}"]
+    low, high = math.floor(1000 * min(w_hot)) / 1000, math.ceil(1000 * max(w_hot)) / 1000
+    expected += [f"{out_hot:.2f}", f"{low:.3f}", f"{high:.3f}"]
     expected += [f"{math.log(1.7976931348623157e308):.0f}"]  # float64's exp overflows above ~710
     for value in expected:
         assert value in text, f"{value} (recomputed here) is not on the lesson page"
@@ -184,16 +185,33 @@ def test_gru_against_self_attention_timings(text):
         assert low - 0.005 <= ratio <= high + 0.005, f"L = {n}: the ratio {ratio} is not GRU / attention ({g} / {a})"
         bytes_ = n * n * 4  # one float32 score matrix
         assert size == (f"{bytes_ / 2**10:,.0f} KiB" if bytes_ < 2**20 else f"{bytes_ / 2**20:,.0f} MiB")
-    # the shape the prose describes: attention clearly faster at short lengths, the GRU's time about ~ L,
-    # the attention's nearly flat at first
-    assert all(g > 1.5 * a for n, g, a, _, _ in rows if n <= 256)
-    assert 4 < gru[2048] / gru[128] < 48
-    assert att[64] / att[16] < 3
+    # What the prose says of the table, in the branch this build took: timings differ from machine to machine
+    # (issue 29), so each sentence has a branch for every outcome, and the one shown must be true of the table.
+    text = text.replace("’", "'")
+    growth = gru[2048] / gru[128]
     times, per_step = number(text, r"16 times as many positions, it grows (\S+) times, about (\S+) µs per step")
-    assert times == pytest.approx(gru[2048] / gru[128], abs=0.15)
+    assert times == pytest.approx(growth, abs=0.15)
     assert per_step == pytest.approx(1e3 * gru[2048] / 2048, abs=1)
-    (flat,) = number(text, r"from \\\(L\\\) = 16 to 64, 4 times the length, it grows only (\S+) times")
-    assert flat == pytest.approx(att[64] / att[16], abs=0.15)
+    if "The GRU's time is a straight line" in text:
+        assert 7.5 <= growth <= 33, "a straight line of slope 1: about 16 times for 16 times the length"
+    else:
+        assert "The GRU's time should be a straight line, in proportion to L" in text
+        assert "where a time in proportion to L would grow 16 times" in text
+    shown = re.search(r"from L = 16 to 64, 4 times the length, it grows (only )?(\S+) times", text)
+    assert shown and float(shown.group(2)) == pytest.approx(att[64] / att[16], abs=0.15)
+    if shown.group(1):
+        assert att[64] / att[16] < 4.2, "'only': less than the length"
+    short = [ratio for n, _, _, ratio, _ in rows if n <= 256]
+    if "the GRU takes at least" in text:
+        (least,) = number(text, r"Up to L = 256 the GRU takes at least (\S+) times as long\.")
+        assert 1 < least <= min(short) + 0.005, "a lower bound, rounded down"
+    elif "the GRU takes longer at every length" in text:
+        assert min(short) >= 0.995
+    else:
+        assert "the GRU is not the slower one at every length" in text and min(short) <= 1.005
+    if "Then the L² term takes over" in text:
+        (long_growth,) = number(text, r"from 128 to 2,048 the attention.s time grows (\S+) times, more than the 16")
+        assert long_growth > 16 and long_growth == pytest.approx(att[2048] / att[128], rel=0.05)
 
 
 def test_the_crossing_is_where_the_table_says(text):
@@ -204,6 +222,7 @@ def test_the_crossing_is_where_the_table_says(text):
         r"at about \\\(L\\\) = ([\d,]+)\.",
         text,
     )
+    crossing: float
     if shown:
         low, high, crossing = (int(g.replace(",", "")) for g in shown.groups())
         slower = [n for n in LENGTHS if ratio[n] < 1]
@@ -215,9 +234,14 @@ def test_the_crossing_is_where_the_table_says(text):
     else:
         assert "cross beyond the longest length measured" in text and all(r >= 1 for r in ratio.values())
         (crossing,) = number(text, r"at about \\\(L\\\) = (\S+)\. That is")
-    later, d = number(text, r"That is (\S+) times later than the paper.s rule, \\\(n < d\\\) = (\S+),")
-    assert d == WIDTH and later == pytest.approx(crossing / WIDTH, abs=1)
-    assert crossing > 4 * WIDTH, "the page says the crossing comes far later than n = d"
+    # the comparison with the paper's rule n < d, in the branch the measured crossing took
+    if re.search(r"That is \S+ times later than the paper.s rule", text):
+        later, d = number(text, r"That is (\S+) times later than the paper.s rule, \\\(n < d\\\) = (\S+),")
+        assert d == WIDTH and later == pytest.approx(crossing / WIDTH, abs=1) and crossing >= 2 * WIDTH
+    elif "That is not much later than the paper" in text:
+        assert WIDTH <= crossing < 2 * WIDTH
+    else:
+        assert "That is earlier than the paper" in text and crossing < WIDTH
     (flops,) = number(text, r"one GRU step is (\S+) floating-point operations")
     # a GRU step: two gates (reset, update) and a candidate state, a d x d matrix each for the input and the state
     assert flops == 2 * 6 * WIDTH**2
@@ -280,7 +304,7 @@ def body_of(text: str) -> str:
     ],
 )
 def test_terms_are_taught_where_they_are_first_used(text, term, definition):
-    body = body_of(text)
+    body = body_of(text).replace("’", "'")  # the page's typographic apostrophes
     first = body.index(term)
     at = body.index(definition)
     assert at <= first + 600, f"{term!r} is used (at {first}) before the page says what it is (at {at})"
@@ -292,6 +316,7 @@ def test_the_context_feeds_the_output_layer_not_the_gru(lesson_html, text):
     assert alt and "that feeds decoder step 3" not in alt.group(1)
     assert "passes beside decoder state s3, not into it" in alt.group(1)
     assert "the decoder's GRU never receives the context" in alt.group(1)
+    text = text.replace("’", "'")
     assert "not into the decoder's GRU" in text and "self.out(torch.cat([dec, context]))" in text
 
 
@@ -300,8 +325,28 @@ def test_softmax_over_axis_0_hides_only_with_both_coincidences(text):
     assert "Tests with as many queries as keys, or with identical queries, hide this mistake" not in text
     n = len(KEYS)
     # m identical queries: a column of m equal numbers; softmax over axis 0 gives 1/m each, output sum(v) / m
-    for m, shown in ((n, r"every output is \\\(\\sum_j v_j / 4\\\) = (\S+):"), (3, r"three identical queries give (\S+):")):
+    shown_for = {
+        n: r"every output is \\\(\\sum_j v_j / 4\\\) = (\S+):",
+        3: r"three identical queries give (\S+)\. With",
+    }
+    for m, shown in shown_for.items():
         (value,) = number(text, shown)
         assert value == pytest.approx(sum(VALUES) / m, abs=0.005)
     assert sum(VALUES) / 3 != pytest.approx(sum(VALUES) / n)
     assert "So only a batch of identical queries exactly as many as the keys hides this mistake" in text
+
+
+def test_the_bottleneck_claims_hold_for_the_numbers_shown(text):
+    """Seeded training is not bit-identical across CPUs (issue 29): the page states only what its numbers show."""
+    both = number(text, r"Both models copy strings of 2 digits: (\S+) and (\S+) of the digits right")
+    assert min(both) >= 95
+    short, mid, long = number(
+        text, r"it gets (\S+) of the digits right at length 4, (\S+) at length 10 and (\S+) at length 20, where chance"
+    )
+    assert short >= mid >= long and short > long, "the text says the model without attention falls off"
+    strings = number(text, r"Whole strings copied exactly drop from (\S+) at length 4 to (\S+) at length 10 and (\S+)")
+    assert strings[0] > strings[1] >= strings[2]
+    att_digit, att_string = number(
+        text, r"still gets (\S+) of the digits right at length 20 and copies (\S+) of those strings"
+    )
+    assert att_digit > long + 30 and att_string > strings[2]

@@ -43,7 +43,9 @@ def test_worked_example_1(text):
     assert shown == [round(w, 3) for w in scaled] == [0.67, 0.33]
     (output,) = number(text, r"the weighted average of the values, \S+ × 10 \+ \S+ × 20 = (\S+):")
     assert output == round(10 * scaled[0] + 20 * scaled[1], 2) == 13.3
-    weights_u, output_u = number(text, r"Without the scale, the weights would be .{0,40}?\[(\S+), \S+\] and the output (\S+)\.")
+    weights_u, output_u = number(
+        text, r"Without the scale, the weights would be .{0,40}?\[(\S+), \S+\] and the output (\S+)\."
+    )
     assert weights_u == round(unscaled[0], 3) == 0.731 and output_u == round(10 * unscaled[0] + 20 * unscaled[1], 2)
 
 

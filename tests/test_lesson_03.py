@@ -46,7 +46,7 @@ def test_mixing_conventions_bugs(text):
     assert f"its {MAX_LEN} rows are NaN" in text
     # Issue 29: "at least 1.000" of weights that cannot exceed 1. The blocked keys get exactly 0, so the rest is all.
     assert "at least 1.000" not in text
-    assert "its weights on itself and on the positions before it are exactly 0.0, so all of its weight goes to the" in text
+    assert "its weights on itself and on the positions before it are exactly 0.0, so all of its weight goes" in text
 
 
 def described(out: torch.Tensor) -> str:
@@ -93,7 +93,7 @@ def test_what_this_torch_does_with_a_fully_masked_row(text):
 def test_agreement_bounds_are_rounded_up(text):
     """Issue 29, item 2: "agree to within 2e-07" above a printed 2.4e-07. The bound must be at least every printed
     difference (printed to 2 digits) and, rounded up to one digit, at most twice the largest."""
-    printed = [float(d) for d in re.findall(r"largest difference from ours: (\S+)", text)]
+    printed = [float(d) for d in re.findall(r"largest difference from ours: (\d\.\de[+-]\d\d)", text)]
     assert len(printed) == 4, printed
     agreement = re.search(r"The five agree (exactly|to within (\S+)) \(what float32 rounding allows\)", text)
     assert agreement, "the page should say how closely the five conventions agree"
@@ -168,7 +168,7 @@ def test_terms_used_before_they_are_taught(text):
 
 def test_broadcasting_is_taught_where_it_is_first_used(text):
     """Issue 29: broadcasting rules were relied on (here and in chapter 05) without being stated."""
-    body = text[text.index("Attention lets every query look at every key") :]
+    body = text[text.index("Attention lets every query look at every key") :].replace("’", "'")
     first = body.index("broadcast")
     assert "the rules are spelled out with the padding mask below" in body[first : first + 200]
     assert (

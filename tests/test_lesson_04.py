@@ -93,8 +93,8 @@ def body_of(text: str) -> str:
 
 
 def test_terms_are_taught_where_they_are_first_used(text):
-    """Issue 29: cross-entropy (the trained example rests on it), bilinear form and machine epsilon were used undefined."""
-    body = body_of(text)
+    """Issue 29: cross-entropy (the trained example rests on it), bilinear form and machine epsilon were undefined."""
+    body = body_of(text).replace("’", "'")
     for term, definition in [
         ("cross-entropy", "\\(-\\sum_j t_j \\ln w_j\\) per query: chapter 01's loss"),
         ("bilinear form", "a function of two vectors that is linear in each of them when the other is held fixed"),

@@ -228,4 +228,4 @@ def test_dropout_and_the_two_modes_are_taught_before_the_exercise(text):
 
 
 def test_broadcasting_refers_back_to_chapter_03(text):
-    assert "it broadcasts over the heads and the queries (chapter 03's broadcasting rules" in text
+    assert "it broadcasts over the heads and the queries (chapter 03's broadcasting rules" in text.replace("’", "'")

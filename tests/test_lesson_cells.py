@@ -124,9 +124,9 @@ def test_a_cell_that_needs_a_hidden_one_is_caught(tmp_path):
     cells = shown_cells(page)
     assert [cell.number for cell in cells] == [1, 4, 5]
     failed = run_alone(cells, tmp_path)
-    assert [(cell.number, error) for cell, error in failed] == [
-        (5, "NameError: name 'hidden_value' is not defined")
-    ], failed
+    assert [(cell.number, error) for cell, error in failed] == [(5, "NameError: name 'hidden_value' is not defined")], (
+        failed
+    )
 
 
 @pytest.mark.slow
@@ -134,9 +134,8 @@ def test_a_cell_that_needs_a_hidden_one_is_caught(tmp_path):
 def test_every_shown_cell_runs_without_the_hidden_ones(path):
     cells = shown_cells(path)
     failed = run_alone(cells, path.parent)
-    assert not failed, f"{path.relative_to(ROOT)}: shown cells that fail when run after the shown cells before them:\n" + (
-        "\n".join(f"- {cell.label()}: {error}" for cell, error in failed)
-    )
+    listed = "\n".join(f"- {cell.label()}: {error}" for cell, error in failed)
+    assert not failed, f"{path.relative_to(ROOT)}: shown cells that fail after the shown cells before them:\n{listed}"
 
 
 # --- the lessons' plumbing: a bound in the text is rounded outwards (issue 29, item 2) ------------------------------
@@ -163,7 +162,7 @@ def test_the_lessons_01_to_06_round_their_bounds():
 
 @pytest.mark.parametrize("path", lessons_with_bounds(), ids=lambda path: path.stem)
 def test_bounds_are_rounded_outwards(path):
-    """"Within 2e-07" above a printed 2.4e-07, "at least 0.58" for 0.5758: a bound the text states must stay true of
+    """A "within 2e-07" above a printed 2.4e-07, "at least 0.58" for 0.5758: a bound the text states must stay true of
     the unrounded number, so an upper bound is rounded up and a lower one down, and a zero difference is "exactly"."""
     namespace: dict = {}
     exec(compile(plumbing(path), str(path), "exec"), namespace)
@@ -180,7 +179,7 @@ def test_bounds_are_rounded_outwards(path):
         assert glued["x"] == pytest.approx(expected), (value, side, glued["x"])
         shown = float(f"{glued['x']:.{decimals}f}")
         assert (shown >= value) if side == "upper" else (shown <= value)
-    for difference, digits, expected in [
+    for difference, digits, phrase in [
         (2.4e-07, 1, "to within 3e-07"),
         (1.19e-07, 1, "to within 2e-07"),
         (9.6e-08, 1, "to within 1e-07"),
@@ -188,7 +187,7 @@ def test_bounds_are_rounded_outwards(path):
         (0.0, 1, "exactly"),
     ]:
         namespace["glue_within"]("x", difference, digits=digits)
-        assert glued["x"] == expected, (difference, glued["x"])
-    for difference in [1.234e-7, 3.0000001e-16, 9.99e-3, 5e-324]:
-        namespace["glue_within"]("x", difference)
-        assert float(glued["x"].removeprefix("to within ")) >= difference
+        assert glued["x"] == phrase, (difference, glued["x"])
+    for tiny in [1.234e-7, 3.0000001e-16, 9.99e-3, 5e-324]:
+        namespace["glue_within"]("x", tiny)
+        assert float(glued["x"].removeprefix("to within ")) >= tiny
