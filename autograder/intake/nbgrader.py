@@ -85,7 +85,7 @@ def lay_out_nbgrader(
     chosen: dict[tuple[str, str], list[tuple[Upload, Path, str]]] = {}
     for student, assignment, notebook, path, when in found:
         original = path.relative_to(submitted).as_posix()
-        size = 0 if path.is_symlink() else path.stat().st_size
+        size = 0 if path.is_symlink() else path.lstat().st_size
         refused = refusal(original, size, path.is_symlink(), in_archive=False)
         if assignment != assignments[notebook]:
             refused = (
@@ -112,11 +112,16 @@ def lay_out_nbgrader(
     for (student, notebook), candidates in sorted(chosen.items()):
         latest, note = choose_latest([upload for upload, _, _ in candidates], notebook, kind="files")
         path, when = next((p, w) for u, p, w in candidates if u is latest)
+        if not latest.refused:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:  # that student's file, not the run
+                latest.refused = f"refused {latest.original!r}: it cannot be read ({exc.strerror})"
+            else:
+                (target / student).mkdir(exist_ok=True)
+                (target / student / f"{notebook}.ipynb").write_bytes(data)
         if latest.refused:
             notes.append(f"{student}/{notebook}: {latest.refused}")
-        else:
-            (target / student).mkdir(exist_ok=True)
-            (target / student / f"{notebook}.ipynb").write_bytes(path.read_bytes())
         notebooks[f"{student}/{notebook}"] = NotebookIntake(
             original=latest.original,
             note=note,

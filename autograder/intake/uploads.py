@@ -118,7 +118,13 @@ def _lay_out_export(
     uploads: list[Upload] = []
     lms_ids: dict[str, str] = {}
     folder_ids = student_ids(
-        sorted({e.path.parts[-2] for e in entries if len(e.path.parts) >= 2 and not MOODLE.match(e.path.parts[0])}),
+        sorted(
+            {
+                e.path.parts[-2]
+                for e in entries
+                if len(e.path.parts) >= 2 and not MOODLE.match(e.path.parts[0]) and not climbs_out(e.path)
+            }
+        ),
         "student folder",
         notes,
     )
@@ -131,7 +137,9 @@ def _lay_out_export(
             upload, lms_id = found
             lms_ids[upload.student] = lms_id
         elif len(entry.path.parts) >= 2:  # a zipped folder of student folders: the innermost folder is the student
-            upload = _folder_upload(entry, folder_ids[entry.path.parts[-2]])
+            upload = _folder_upload(
+                entry, folder_ids.get(entry.path.parts[-2]) or usable_student_id(entry.path.parts[-2])
+            )
         else:
             notes.append(
                 f"refused {short(str(entry.path))}: whose is it? Neither in a student's folder nor named by the LMS "
