@@ -101,8 +101,8 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
         "/usr",
         "/usr",
     ]
-    if not as_root:
-        cmd.append("--unshare-user")
+    if not as_root:  # as root, bubblewrap's user namespace would be uid 0 outside: the kernel unshares its own
+        cmd.append("--unshare-user")  # (runner/isolation.py), as every user, whatever bubblewrap did
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             cmd += ["--symlink", os.readlink(top), top]
