@@ -300,6 +300,9 @@ def body_of(text: str) -> str:
         ("cross-entropy", "the cross-entropy loss: \\(-\\ln p\\), where \\(p\\) is the probability the model gives"),
         ("gradient clipping", "gradient clipping, clip_grad_norm_"),
         ("Adam", "Adam (Kingma and Ba, 2015), a form of gradient descent"),
+        ("optimiser", "The plainest one, gradient descent, moves every weight a small step against its gradient"),
+        ("float64", "numpy's default floating-point numbers, 64 bits each"),
+        ("nan ", "nan (not a number, what floating point returns for"),
         ("self-attention", "which is why this is called self-attention"),
     ],
 )

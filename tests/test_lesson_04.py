@@ -99,6 +99,7 @@ def test_terms_are_taught_where_they_are_first_used(text):
         ("cross-entropy", "\\(-\\sum_j t_j \\ln w_j\\) per query: chapter 01's loss"),
         ("bilinear form", "a function of two vectors that is linear in each of them when the other is held fixed"),
         ("machine epsilon", "the gap between 1 and the next number the type can represent"),
+        ("permutation matrix", "the identity matrix with its rows reordered"),
     ]:
         first, at = body.index(term), body.index(definition)
         assert first <= at <= first + 400, f"{term!r} is not defined where it is first used"

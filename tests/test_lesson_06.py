@@ -172,5 +172,9 @@ def test_the_small_initialisation_is_attributed_to_tensor2tensor(text):
     assert "tf.random_normal_initializer(0.0, hidden_dim**-0.5)" in text
 
 
+def test_epoch_is_said_where_it_is_used(text):
+    assert "a second epoch, one more pass over the training data" in text
+
+
 def test_dropout_refers_to_where_it_is_taught(text):
     assert "dropout acts only in train() mode (chapter 05 explains dropout and the two modes)" in text
