@@ -206,8 +206,10 @@ class _Cache:
 
 
 def test_kv_cache_equality_and_speedup(text):
-    (same,) = number(text, r"All (\S+) answers are identical, token for token")
-    assert same == 1000
+    # all identical, or (rounding in another order can part a near tie) almost all, said as such
+    if not re.search(r"All 1,000 answers are identical, token for token\.", text):
+        (same,) = number(text, r"(\S+) of the 1,000 answers are identical, token for token; the others part")
+        assert 990 <= same < 1000
     printed = {
         int(n): (float(without), float(with_))
         for n, without, with_ in re.findall(r"(\d+) new tokens: +(\S+) s without the cache, +(\S+) s with it", text)
