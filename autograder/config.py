@@ -77,6 +77,11 @@ CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop befo
 MAX_SUBMISSION_BYTES = 20 << 20
 MAX_INTAKE_BYTES = 4 << 30
 MAX_NOTEBOOK_DEPTH = 100
+# Counts, checked before anything is listed or parsed: members of one zip (from its end record: 20,000 uploads of
+# one notebook are taken, a zip declaring millions of members is refused before Python reads its directory), and
+# files looked at in one student's folder (a folder holding more is that student's problem).
+MAX_ZIP_MEMBERS = 100_000
+MAX_FILES_PER_STUDENT = 1000
 
 # Dask (autograder/grading/pools.py, `grade --scheduler`): how long to wait for a scheduler, and how
 # many times a submission may take its worker down with it before it counts as a grader failure

@@ -397,3 +397,20 @@ def test_the_intake_record_is_typed_atomic_and_refused_when_corrupt(tmp_path):
         record.write_text(corrupt, encoding="utf-8")
         with pytest.raises(IntakeStateError, match="cannot be read|another format"):
             load(work)
+
+
+def test_a_zip_of_too_many_members_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """The count comes from the zip's end record, before Python parses its directory; the whole export is refused
+    (it is the instructor's file: no student's submission is in question yet)."""
+    monkeypatch.setattr(config, "MAX_ZIP_MEMBERS", 10)
+    small = make_zip(tmp_path / "small.zip", {f"s{n}/{NOTEBOOK}.ipynb": notebook_bytes() for n in range(3)})
+    assert len(collect(prepare(small, tmp_path / "work", RELEASED), [NOTEBOOK])) == 3
+    many = make_zip(tmp_path / "many.zip", {f"x{n}.ipynb": b"{}" for n in range(11)})
+    with pytest.raises(ValueError, match="more than the 10 an export of a class can have"):
+        prepare(many, tmp_path / "work", RELEASED)
+    lying = bytearray(many.read_bytes())  # an end record that says 1 member: the directory's size still counts
+    at = lying.rfind(b"PK\x05\x06")
+    lying[at + 8 : at + 12] = b"\x01\x00\x01\x00"
+    many.write_bytes(bytes(lying))
+    with pytest.raises(ValueError, match="more than the 10"):
+        prepare(many, tmp_path / "work", RELEASED)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import stat
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -62,8 +63,38 @@ def refusal(name: str, size: int, is_link: bool, in_archive: bool) -> str:
     return over_the_limit(name, size)
 
 
+def declared_members(archive: Path) -> int:
+    """At most how many members the zip's directory can hold, read from its end record (zip64 too) before Python
+    parses the directory: the count it declares, or the directory's size over the smallest entry (46 bytes), whichever
+    is larger (a directory that lies about its count still has its size). 0 when there is no end record."""
+    with Path(archive).open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - (1 << 16) - 22))
+        tail = handle.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) < at + 22:
+            return 0
+        count, directory = struct.unpack("<HI", tail[at + 10 : at + 16])
+        locator = tail[at - 20 : at] if at >= 20 else b""
+        if locator[:4] == b"PK\x06\x07":  # zip64: the counts are in its own end record
+            handle.seek(struct.unpack("<Q", locator[8:16])[0])
+            record = handle.read(56)
+            if record[:4] == b"PK\x06\x06" and len(record) == 56:
+                count, directory = struct.unpack("<QQ", record[32:48])
+    return max(count, directory // 46)
+
+
 def zip_entries(archive: Path) -> list[Entry]:
     """Every file of the zip, with its bytes or why it was refused."""
+    try:
+        members = declared_members(archive)
+    except (OSError, struct.error) as exc:
+        raise ValueError(f"{archive} is not a readable zip file ({exc})") from exc
+    if members > config.MAX_ZIP_MEMBERS:
+        raise ValueError(
+            f"{archive} holds up to {members:,} members, more than the {config.MAX_ZIP_MEMBERS:,} an export of a class "
+            "can have: is it the right file?"
+        )
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:

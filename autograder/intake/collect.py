@@ -24,7 +24,6 @@ from autograder.intake.state import IntakeState, NotebookIntake
 from autograder.intake.uploads import student_ids
 from autograder.model.records import Submission
 
-MAX_FILES_PER_STUDENT = 1000  # entries of one student's folder looked at; a folder with more is that student's problem
 # what reading and decoding one file can raise, whatever its bytes: the file's problem, not the run's
 UNREADABLE = (OSError, ValueError, RecursionError, MemoryError, UnicodeError)
 
@@ -125,11 +124,12 @@ def _state(intake: IntakeState | Path) -> IntakeState:
     return IntakeState(source=folder.resolve(), source_sha256="", folder=folder, students=students)
 
 
-def _files(folder: Path, limit: int = MAX_FILES_PER_STUDENT) -> list[Path]:
-    """The first `limit` + 1 visible files of a student's folder, sorted (a folder of a million files is not listed
-    whole)."""
+def _files(folder: Path) -> list[Path]:
+    """The first MAX_FILES_PER_STUDENT + 1 visible files of a student's folder, sorted (a folder of a million files
+    is not listed whole)."""
     with os.scandir(folder) as listing:
-        entries = list(itertools.islice((e for e in listing if not e.name.startswith(".")), limit + 1))
+        visible = (e for e in listing if not e.name.startswith("."))
+        entries = list(itertools.islice(visible, config.MAX_FILES_PER_STUDENT + 1))
     return sorted(Path(e.path) for e in entries if e.is_file())
 
 
@@ -140,7 +140,7 @@ def _student_files(root: Path, folder: str) -> tuple[list[Path], bool]:
         files = _files(root / folder)
     except OSError:
         return [], False
-    return files[:MAX_FILES_PER_STUDENT], len(files) > MAX_FILES_PER_STUDENT
+    return files[: config.MAX_FILES_PER_STUDENT], len(files) > config.MAX_FILES_PER_STUDENT
 
 
 def _submission(
@@ -152,7 +152,8 @@ def _submission(
     if entry.problem:
         return refused(entry.problem)
     if too_many:
-        return refused(f"the student's folder holds over {MAX_FILES_PER_STUDENT:,} files; hand in the notebooks only")
+        limit = config.MAX_FILES_PER_STUDENT
+        return refused(f"the student's folder holds over {limit:,} files; hand in the notebooks only")
     path, note = _the_file(student, name, files, notebooks)
     if path is None:
         # files that are no notebook being graded (another notebook's file is graded as that notebook)
