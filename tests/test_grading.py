@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import html
+import io
 
 import pytest
 
@@ -17,7 +18,7 @@ from autograder import config
 from autograder.model.notebooks import read, secret_lines, source_notebook
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
-from helpers import POINTS, TOTAL, run_cli
+from helpers import POINTS, TOTAL, export, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -135,14 +136,21 @@ def test_cli_reports_a_missing_folder_clearly(tmp_path):
     assert proc.returncode == 2 and "run `autograder grade` first" in proc.stderr
 
 
-def test_cli_names_every_unusable_student_folder_before_grading_anything(tmp_path):
+def test_cli_grades_every_student_folder_and_says_which_names_it_mapped(tmp_path):
+    """A folder name an LMS or a browser produced is not the instructor's to fix at midnight (issue 30): it is
+    mapped to a usable student id, said in the run's output, and every student is graded."""
     subs = tmp_path / "subs"
     for student in ("ok_student", "José García", "a|b"):
         write_submission(make_submission(NOTEBOOK), subs / student / f"{NOTEBOOK}.ipynb")
     proc = run_cli("grade", str(subs), "--workdir", str(tmp_path / "w"))
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "'José García'" in proc.stderr and "'a|b'" in proc.stderr and "ok_student" not in proc.stderr
-    assert not (tmp_path / "w").exists(), "nothing is graded or written until the folder names are fixed"
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "'José García' is graded as 'Jose-Garcia'" in out and "'a|b' is graded as 'a-b'" in out, out
+    assert "'ok_student' is graded as" not in out
+    table = export(tmp_path / "w", tmp_path / "grades.csv").decode("utf-8")
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO(table))}
+    assert set(rows) == {"ok_student", "Jose-Garcia", "a-b"}, rows
+    assert {float(row["score"]) for row in rows.values()} == {TOTAL}, rows
 
 
 def test_the_gradebook_gets_nbgraders_own_schema_version_without_a_subprocess():
