@@ -66,6 +66,7 @@ MAX_DISPLAY_OUTPUT_CHARS = 1_000_000
 MAX_NOTEBOOK_OUTPUT_CHARS = 4_000_000
 FEEDBACK_MAX_CELLS = 500
 FEEDBACK_MAX_CHARS = 4_000_000
+FEEDBACK_MARKDOWN_SECONDS = 60  # Markdown of one page (mistune is quadratic on `[[[[...`): the rest as text
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill
 

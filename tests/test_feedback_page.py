@@ -500,3 +500,24 @@ def test_a_page_of_fifty_thousand_cells_is_bounded_and_says_so():
     students = [c for c in executed.cells if not (is_test_cell(c) or is_judge_helpers_cell(c))]
     assert f"{len(students) - config.FEEDBACK_MAX_CELLS:,} of your cells are not shown" in header, header
     assert seconds < 120, f"{seconds:.0f} s for one page"
+
+
+def test_markdown_that_takes_minutes_to_render_is_shown_as_text(monkeypatch):
+    """`\\begin{x}` 10,000 times takes mistune 33 s (a regular expression: quadratic): past the page's time for
+    Markdown, a cell is shown as its text, and the header says so."""
+    import time
+
+    from autograder import config
+
+    monkeypatch.setattr(config, "FEEDBACK_MARKDOWN_SECONDS", 3)
+    slow = "\\begin{x}" * 10_000
+    cells = [nbformat.v4.new_markdown_cell("Before: **bold**"), nbformat.v4.new_markdown_cell(slow)]
+    cells.append(nbformat.v4.new_markdown_cell("After: **bold**"))
+    executed, source, released, result = _graded(cells)
+    started = time.monotonic()
+    text = render_html(feedback_notebook(result, executed, source, released), trusted_header=True)
+    assert time.monotonic() - started < 60
+    assert "Before: <strong>bold</strong>" in text, "a cell before the slow one is rendered"
+    assert "<pre>" + "\\begin{x}" * 10 in text, "the slow cell is shown as its text"
+    header = html_unescape(text[text.index('<header class="ag-summary"') : text.index("</header>")])
+    assert "are shown as plain text: this page had 3 s to render Markdown" in header, header

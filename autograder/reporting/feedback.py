@@ -17,7 +17,12 @@ from __future__ import annotations
 import copy
 import html
 import re
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +82,7 @@ class Cuts:
 
 
 HEADER_KEY = "autograder_feedback_header"  # the metadata that marks the header cell feedback_notebook makes
+LATE_MARKER = "<!-- autograder: markdown shown as text -->"  # render_html says there what it could not render
 
 
 def header_cell(result: Result, cuts: Cuts | None = None) -> NotebookNode:
@@ -106,6 +112,7 @@ def header_cell(result: Result, cuts: Cuts | None = None) -> NotebookNode:
     )
     for line in (cuts or Cuts()).lines():
         parts.append(f'<p class="ag-cut">{e(line)}</p>')
+    parts.append(LATE_MARKER)
     parts.append(
         "<p>Below is your notebook as it was graded. Test cells show the visible part of their code and their "
         "result; hidden tests are not shown.</p>"
@@ -192,7 +199,11 @@ def student_output(output) -> NotebookNode | None:
     if not kept:
         types = ", ".join(sorted(str(mime) for mime in data)[:3]) or "no data"
         kept = {"text/plain": f"[an output of type {types} is not shown on this page]"}
-    return nbformat.v4.new_output("display_data", data=kept, metadata={m: v for m, v in sizes.items() if v})
+    shown = nbformat.v4.new_output("display_data", data=kept, metadata={m: v for m, v in sizes.items() if v})
+    count = output.get("execution_count")
+    if kind == "execute_result" and type(count) is int:  # shown with its Out[n] prompt
+        shown.output_type, shown.execution_count = "execute_result", count
+    return shown
 
 
 def _output_chars(output: NotebookNode) -> int:
@@ -444,6 +455,38 @@ def _latex_output_to_mathml(latex: str) -> str:
     return tex_to_mathml(text, display=True)
 
 
+class _RenderTimeout(Exception):
+    """The page's time to render Markdown ran out."""
+
+
+@contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """_RenderTimeout in the block after `seconds`: mistune takes minutes on some inputs (`[` * 50,000). Only in
+    the main thread (signals); elsewhere the deadline is checked between cells."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise _RenderTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _as_text(source: str) -> str:
+    return f"<pre>{html.escape(source)}</pre>"
+
+
 def _exporter():
     from jinja2 import DictLoader, pass_context
     from nbconvert import HTMLExporter
@@ -452,8 +495,15 @@ def _exporter():
     renderer_class = _mathml_renderer_class()
 
     class FeedbackExporter(HTMLExporter):
+        deadline: float | None = None  # time.monotonic() after which Markdown is shown as text
+        late = 0  # Markdown cells and outputs shown as text because the time ran out
+
         @pass_context
         def markdown2html(self, context, source):
+            left = None if self.deadline is None else self.deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.late += 1
+                return _as_text(source)
             cell = context.get("cell", {})
             renderer = renderer_class(
                 escape=False,
@@ -464,13 +514,22 @@ def _exporter():
                 exclude_anchor_links=self.exclude_anchor_links,
                 **self.lexer_options,
             )
+            try:
+                with _time_limit(left):
+                    rendered = MarkdownWithMath(renderer=renderer).render(source)
+            except _RenderTimeout:
+                self.late += 1
+                return _as_text(source)
             # Markdown is HTML: a student's cell or Markdown output is sanitised after rendering (formulas included)
-            return clean_html(MarkdownWithMath(renderer=renderer).render(source))
+            return clean_html(rendered)
 
         def default_filters(self):
             yield from super().default_filters()
             yield ("latex2mathml", _latex_output_to_mathml)
             yield ("clean_student_html", clean_html)
+            # nbconvert's rewrite of `files/` links in rendered Markdown: the sanitiser drops relative links anyway,
+            # and its regular expression took 10 s on 30,000 `[` (quadratic, in C: no deadline can stop it)
+            yield ("strip_files_prefix", _unchanged)
 
     return FeedbackExporter(
         template_name="lab",
@@ -524,7 +583,15 @@ def render_html(nb: NotebookNode, trusted_header: bool = False) -> str:
     )
     if header and isinstance(nb.metadata.get("title"), str):
         view.metadata["title"] = nb.metadata["title"]
-    body, _ = _exporter().from_notebook_node(view, resources={"autograder_header": header, "autograder_csp": PAGE_CSP})
+    exporter = _exporter()
+    exporter.deadline = time.monotonic() + config.FEEDBACK_MARKDOWN_SECONDS
+    body, _ = exporter.from_notebook_node(view, resources={"autograder_header": header, "autograder_csp": PAGE_CSP})
+    if exporter.late:
+        note = (
+            f'<p class="ag-cut">{exporter.late:,} Markdown cell(s) or output(s) are shown as plain text: this page had '
+            f"{config.FEEDBACK_MARKDOWN_SECONDS} s to render Markdown.</p>"
+        )
+        body = body.replace(LATE_MARKER, note, 1)
     return body
 
 
