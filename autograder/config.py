@@ -39,7 +39,7 @@ KERNEL_NAME = "python3"
 # only ever stops an infinite loop (the cell then fails with a time-limit error).
 CELL_TIMEOUT_S = 60
 
-# --- the sandbox of student code (autograder/sandbox.py) -------------------------------
+# --- the sandbox of student code (autograder/sandbox/) -------------------------------
 # Address space: importing torch needs about 1 GB of it; 4 GiB leaves room for the
 # exercises and stops a runaway allocation long before the machine swaps. Set to 0 on a
 # GPU machine (CUDA reserves tens of GB of address space); `--memory` changes it.
@@ -54,7 +54,7 @@ NOTEBOOK_TIMEOUT_S = 600  # wall clock for a whole notebook
 # written as probe + judge. Its start (importing torch) and one verdict may take this long.
 JUDGE_START_TIMEOUT_S = 120
 JUDGE_VERDICT_TIMEOUT_S = 60
-# One warm sandbox per worker that forks a child per submission (autograder/sandbox.py,
+# One warm sandbox per worker that forks a child per submission (autograder/sandbox/forkserver.py,
 # ForkServer): torch is imported once per worker, not once per submission. Used when the
 # grader runs as root (each child needs a uid of its own); False: a new sandbox per submission.
 FORK_SERVER = os.environ.get("AUTOGRADER_FORK_SERVER", "1") != "0"  # AUTOGRADER_FORK_SERVER=0: always a fresh sandbox

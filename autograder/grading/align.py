@@ -499,7 +499,7 @@ def align(submitted: NotebookNode, released: NotebookNode, source: NotebookNode)
     """The notebook to grade: the released skeleton, filled with the student's cells.
 
     `source` is the solutions/ notebook, `released` the student version made from it by
-    `autograder.release.release_notebook`. Never raises for anything in `submitted`;
+    `autograder.model.notebooks.release_notebook`. Never raises for anything in `submitted`;
     raises ValueError when `released` is not the release of `source` (run `make release`).
     """
     slots = _slots(released, source)

@@ -10,7 +10,7 @@ the result record and the export keep it, next to `late_days`, `penalty` and `fi
 Where a submission's time comes from, first found wins:
 1. `--timestamps CSV`, the LMS's export of submission times: columns `student`,
    `submitted_at` (ISO 8601), optionally `notebook`;
-2. for an LMS export (autograder/intake/uploads.py) that records when a submission was handed in, that
+2. for an LMS export (autograder/intake/lms.py) that records when a submission was handed in, that
    time: nbgrader's `timestamp.txt` (written by `nbgrader collect` and `zip_collect`), Moodle's grading
    worksheet given as the roster (its "Last modified (submission)" column);
 3. the submission time recorded the last time this same file (same SHA-256) was graded:
@@ -144,7 +144,7 @@ class Lateness:
         """The `late` record of one result, and any warnings.
 
         `lms_time` (with `lms_source`, where it came from) is the time the LMS recorded, when it records one.
-        `lms_late` is the LMS export's own mark (autograder/intake/uploads.py); it stands in for a time
+        `lms_late` is the LMS export's own mark (autograder/intake/lms.py); it stands in for a time
         when neither --timestamps nor an earlier grading gives one: the file's modification time
         after unzipping is the time the zip was made, not when the student handed in. Without a
         time, late counts as 1 day (the least it can be) and not late as on time."""
