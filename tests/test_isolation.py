@@ -440,11 +440,19 @@ def points(result) -> list[tuple[str, float]]:
     return [(c.grade_id, c.points) for c in result.cells]
 
 
+def printed(workdir, student: str) -> str:
+    nb = nbformat.read(executed_path(workdir, student, NOTEBOOK), as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if is_solution_cell(c) for o in c.get("outputs", []))
+
+
 def victim_saw(workdir, student: str) -> str:
     """What the victim printed about its channel."""
-    nb = nbformat.read(executed_path(workdir, student, NOTEBOOK), as_version=4)
-    text = "".join(o.get("text", "") for c in nb.cells if is_solution_cell(c) for o in c.get("outputs", []))
+    text = printed(workdir, student)
     return "\n".join(line for line in text.splitlines() if line.startswith(FOUND)) or text
+
+
+# /dev/shm belongs to root in the sandbox: there the attacker cannot even leave its block (the victim still looks)
+NOT_WRITABLE = {"shared_memory"}
 
 
 def test_the_students_are_graded_in_the_order_of_the_attack(graded):
@@ -460,15 +468,18 @@ def test_an_attacker_cannot_reach_the_next_student(graded, channel):
     n = CHANNEL_NAMES.index(channel)
     attack, target = results[f"b{n}a-{channel}"], results[f"b{n}b-{channel}"]
     assert attack.score == attack.max_score, progress
+    left = printed(workdir, attack.student)
+    assert f"left behind: {channel not in NOT_WRITABLE}" in left, f"the attack did not happen as meant: {left}"
     saw = victim_saw(workdir, target.student)
     assert re.fullmatch(rf"{FOUND} {channel} None", saw), f"the victim found the attacker's answer: {saw}"
     assert points(target) == points(results["a-alone"]), f"{channel}: {points(target)} ({saw})"
 
 
 def test_a_full_scratch_space_is_not_left_to_the_next_student(graded):
-    results, progress, _ = graded
+    results, progress, workdir = graded
     n = CHANNEL_NAMES.index("full_scratch")
     assert results[f"b{n}a-full_scratch"].score == 12, progress
+    assert "left behind: True" in printed(workdir, f"b{n}a-full_scratch")
     control = results["c-control"]
     assert control.score == control.max_score == 12, progress
     assert all(c.points == c.max_points for c in control.cells), points(control)

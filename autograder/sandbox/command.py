@@ -187,7 +187,13 @@ def check_available() -> None:
         return
     limits = Limits()
     cmd = bwrap_command(limits)
-    probe = cmd[: cmd.index(sys.executable)] + [sys.executable, "-c", "import os; print(os.getuid())"]
+    # the sandbox starts, and the kernel in it can unshare namespaces of its own (runner/isolation.py: a host that
+    # restricts user namespaces, an AppArmor policy say, lets bubblewrap start as root but not this)
+    isolate = (
+        f"import os, sys; sys.path.insert(0, {os.path.dirname(RUNNER_IN_SANDBOX)!r}); "
+        "from runner.isolation import isolate; isolate(1 << 20); print(os.getuid())"
+    )
+    probe = cmd[: cmd.index(sys.executable)] + [sys.executable, "-c", isolate]
     try:
         proc = subprocess.run(probe, capture_output=True, text=True, timeout=60, env=environment())
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -196,6 +202,7 @@ def check_available() -> None:
         raise SandboxUnavailable(
             "the sandbox (bubblewrap) could not start on this machine: "
             f"{(proc.stderr or proc.stdout).strip()[-500:]}\n"
-            "It needs user namespaces (or root). Pass --no-sandbox to grade without isolation."
+            "It needs user namespaces (bubblewrap's, or, as root, the ones each submission's kernel unshares "
+            "for itself). Pass --no-sandbox to grade without isolation."
         )
     _checked["ok"] = proc.stdout.strip()
