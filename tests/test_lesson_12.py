@@ -242,7 +242,7 @@ def test_table_units_agree(text):
         "Transformer, this page[’']s run",
         "Transformer, make train-text",
     ]:
-        nats, bits, perplexity = number(text, name + r" (\S+) (\S+) (\S+) ")
+        nats, bits, perplexity = number(text, name + r" (\d[\d.]*) (\d[\d.]*) (\d[\d.,]*) ")  # the table's row
         assert bits == pytest.approx(nats / math.log(2), abs=2e-3)
         assert perplexity == pytest.approx(math.exp(nats), rel=3e-3)
 
