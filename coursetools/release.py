@@ -253,9 +253,10 @@ def validate_sources(paths: list[Path]) -> None:
         for index, cell in enumerate(nb.cells):
             where = f"{path.name} cell {index}"
             for line in near_miss_markers(cell.get("source", "")):
+                read_as = str(marker(line))
                 problems.append(
-                    f"{where}: the line {line.strip()!r} is read by nbgrader as {marker(line)!r} (it contains "
-                    f"{marker(line).removeprefix('### ')!r}) but is not written as one: put {marker(line)!r} alone "
+                    f"{where}: the line {line.strip()!r} is read by nbgrader as {read_as!r} (it contains "
+                    f"{read_as.removeprefix('### ')!r}) but is not written as one: put {read_as!r} alone "
                     "on its line, or reword it"
                 )
             if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count")):
