@@ -114,8 +114,8 @@ def test_one_slip_is_seen_before_submission_or_costs_at_most_half(catalogues, ca
     seen_early = failed_cells(catalogues_visible_only[notebook][f"wrong-{impl.name}"])
     lost = result.max_score - result.score
     assert seen_early or lost <= result.max_score / 2, (
-        f"{impl.description}\n  no visible self-check fails on it, and it loses {lost:g} of {result.max_score:g} points, in "
-        + ", ".join(sorted(failed_cells(result)))
+        f"{impl.description}\n  no visible self-check fails on it, and it loses {lost:g} of {result.max_score:g} "
+        f"points, in {', '.join(sorted(failed_cells(result)))}"
         + ": add a visible check for it, or make the hidden tests of the cells it should not fail independent of it"
     )
 
