@@ -165,7 +165,8 @@ def exact_match(model, pairs, device=None):
 @dataclass
 class Config:
     """The lesson's configuration: a small model, a large learning rate with a short warm-up, a fixed
-    number of steps (the page must be the same on every machine, so it does not stop on a timer)."""
+    number of steps (it does not stop on a timer, so every machine trains for the same steps; the numbers still
+    differ a little across CPUs, and the page's sentences branch on them)."""
 
     d_model: int = 64
     num_heads: int = 4
