@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.grade import Options, grade
-from autograder.records.gradebook import ensure_tools_on_path
+from autograder.store.gradebook import ensure_tools_on_path
 from book_build import BookBuild, build_book
 from chromium import CHROMIUM_ARGS, chromium_or_skip
 from coursetools import samples

@@ -25,10 +25,10 @@ import pytest
 from autograder import config
 from autograder.grading.grade import Options, grade
 from autograder.model.notebooks import JUDGE_MARK, PROBE_MARK, secret_lines
-from autograder.records.gradebook import executed_path
 from autograder.reporting.export import export_csv
 from autograder.reporting.feedback import write_feedback
 from autograder.sandbox import Limits
+from autograder.store.gradebook import executed_path
 from helpers import sandbox_processes
 
 _spec = importlib.util.spec_from_file_location(

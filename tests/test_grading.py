@@ -154,13 +154,13 @@ def test_cli_grades_every_student_folder_and_says_which_names_it_mapped(tmp_path
 
 
 def test_the_gradebook_gets_nbgraders_own_schema_version_without_a_subprocess():
-    """open_gradebook has nbgrader read its schema revision in-process (records.gradebook.schema_version): it must be
+    """open_gradebook has nbgrader read its schema revision in-process (store.gradebook.schema_version): it must be
     the revision nbgrader's `alembic heads` subprocess names, or nbgrader would migrate our gradebooks."""
     import subprocess
 
     from nbgrader.dbutil import _temp_alembic_ini
 
-    from autograder.records.gradebook import ensure_tools_on_path, schema_version
+    from autograder.store.gradebook import ensure_tools_on_path, schema_version
 
     ensure_tools_on_path()
     with _temp_alembic_ini("sqlite:////tmp/unused.db") as ini:
@@ -169,12 +169,12 @@ def test_the_gradebook_gets_nbgraders_own_schema_version_without_a_subprocess():
 
 
 def test_the_gradebook_commits_without_waiting_for_the_disk_and_nbgrader_reads_it(demo):
-    """Write-ahead log and synchronous=NORMAL (records.gradebook): nbgrader's own Gradebook, opened afresh as
+    """Write-ahead log and synchronous=NORMAL (store.gradebook): nbgrader's own Gradebook, opened afresh as
     formgrader would, sees every student's grades."""
     from nbgrader.api import Gradebook
     from sqlalchemy import text
 
-    from autograder.records.gradebook import open_gradebook
+    from autograder.store.gradebook import open_gradebook
 
     _, _, work, _ = demo
     url = config.gradebook_url(work)

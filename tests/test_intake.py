@@ -293,8 +293,8 @@ def canvas_header_accepted(row: list[str]) -> bool:
 def test_canvas_export_takes_ids_from_the_roster_and_warns_without_them(tmp_path):
     from autograder.model.notebooks import read, source_notebook
     from autograder.model.records import CellResult, Result
-    from autograder.records.gradebook import Writer
     from autograder.reporting.export import canvas_rows
+    from autograder.store.gradebook import Writer
 
     work = tmp_path / "grading"
     with Writer(work) as writer:

@@ -35,7 +35,7 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder.intake": 2,
     "autograder.sandbox": 2,
     "autograder.judge": 2,  # a program like the runner, see below
-    "autograder.records": 2,
+    "autograder.store": 2,
     "autograder.grading": 3,
     "autograder.reporting": 4,
     "autograder.integrations": 5,

@@ -22,7 +22,7 @@ import pytest
 
 from autograder import config
 from autograder.grading.execute import NOT_KEPT_KEY
-from autograder.records.gradebook import executed_path
+from autograder.store.gradebook import executed_path
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, write_submission
 from helpers import TOTAL, run_cli

@@ -9,8 +9,8 @@ import pytest
 
 from autograder import cli, sandbox
 from autograder.grading.grade import Options, grade
-from autograder.records.gradebook import load_result
 from autograder.sandbox import command, forkserver, run
+from autograder.store.gradebook import load_result
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, write_submission
 

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from autograder.intake.lms import moodle_time
-from autograder.records.gradebook import load_results
 from autograder.runner import plain
+from autograder.store.gradebook import load_results
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
 from helpers import TOTAL, notebook_bytes, run_cli

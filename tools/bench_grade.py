@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from autograder import config  # noqa: E402
 from autograder.model.notebooks import source_notebook  # noqa: E402
-from autograder.records.gradebook import ensure_tools_on_path  # noqa: E402
+from autograder.store.gradebook import ensure_tools_on_path  # noqa: E402
 from coursetools.samples import catalogue_submissions, write_submission  # noqa: E402
 
 NOTEBOOK = "02_dot_product_attention"

@@ -30,9 +30,9 @@ from autograder.intake.state import IntakeState, load
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import Job, Result, Submission
-from autograder.records.gradebook import Writer, load_result
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
+from autograder.store.gradebook import Writer, load_result
 
 
 @dataclass
@@ -261,7 +261,7 @@ def verify(
     import json
     import random
 
-    from autograder.records.gradebook import atomic_write
+    from autograder.store.gradebook import atomic_write
 
     if not 0 < fraction <= 1:
         raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")

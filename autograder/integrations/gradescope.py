@@ -66,10 +66,10 @@ from autograder.model.notebooks import (
     source_notebook,
 )
 from autograder.model.records import Job, Limits, Result
-from autograder.records.gradebook import atomic_write
 from autograder.reporting.feedback import MAX_MESSAGE_CHARS, student_message
 from autograder.reporting.redact import redact
 from autograder.sandbox import SandboxUnavailable, check_available, shutdown_servers
+from autograder.store.gradebook import atomic_write
 
 ROOT = Path("/autograder")  # Gradescope's; AUTOGRADER_ROOT or --root elsewhere (the course's tests)
 SETTINGS = "gradescope.json"

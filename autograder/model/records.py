@@ -3,7 +3,7 @@
 A `Submission` (what `intake.collect` found for one student and notebook) and the source notebook make
 a `Job` (with the sandbox's `Limits`), which `grading.execute` turns into a `Result` (per test cell a
 `CellResult`; lateness, when a deadline was given, a `LateRecord`). Results are what the work dir keeps
-(`records.gradebook`), what Dask ships back from a worker, and what feedback, export and report read.
+(`store.gradebook`), what Dask ships back from a worker, and what feedback, export and report read.
 
 The bottom of the package with `model.notebooks`: it imports only the settings.
 """

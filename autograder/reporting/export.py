@@ -18,9 +18,9 @@ from pathlib import Path
 from autograder import config
 from autograder.grading.late import final_score
 from autograder.model.notebooks import max_points, notebook_names, read, source_notebook
-from autograder.records.gradebook import atomic_write, load_results, open_gradebook
 from autograder.reporting import similarity
 from autograder.reporting.sanitize import csv_row
+from autograder.store.gradebook import atomic_write, load_results, open_gradebook
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
 # Only when `grade` was given a deadline: the raw score stays in `score`.

@@ -44,9 +44,9 @@ from autograder.model.notebooks import (
     source_notebook,
 )
 from autograder.model.records import Result
-from autograder.records.gradebook import executed_path, load_result
 from autograder.reporting.redact import redact
 from autograder.reporting.sanitize import clean_html, valid_base64
+from autograder.store.gradebook import executed_path, load_result
 
 MAX_MESSAGE_CHARS = 400
 

@@ -26,9 +26,9 @@ from pathlib import Path
 from autograder import config
 from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
 from autograder.model.records import Result
-from autograder.records.gradebook import atomic_write, executed_path, load_results
 from autograder.reporting.feedback import MAX_MESSAGE_CHARS
 from autograder.reporting.redact import redact
+from autograder.store.gradebook import atomic_write, executed_path, load_results
 
 TOP_MESSAGES = 5  # failure messages listed per cell
 TOP_PAIRS = 10  # similar pairs listed per notebook
