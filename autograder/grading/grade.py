@@ -24,7 +24,7 @@ from autograder import config
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
-from autograder.grading.pools import LocalPool, Runner, open_pool
+from autograder.grading.pools import GradeJob, LocalPool, open_pool
 from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeState, load
 from autograder.intake.uploads import prepare
@@ -81,7 +81,7 @@ def _with_late(
 def grade(
     submissions: Path | IntakeState,
     options: Options | None = None,
-    runner: Runner = execute_submission,
+    runner: GradeJob = execute_submission,
     out: TextIO = sys.stdout,
 ) -> list[Result]:
     """Grade every submission of an intake (`uploads.prepare`; a folder, zip or export is laid out first, once);
@@ -129,7 +129,7 @@ def _grade(
     source_sha: dict[str, str],
     intake: IntakeState,
     options: Options,
-    runner: Runner,
+    runner: GradeJob,
     out: TextIO,
 ) -> list[Result]:
     results: dict[tuple[str, str], Result] = {}
@@ -249,7 +249,7 @@ def verify(
     options: Options | None = None,
     fraction: float = 0.1,
     seed: int = 0,
-    runner: Runner = execute_submission,
+    runner: GradeJob = execute_submission,
     out: TextIO = sys.stdout,
 ) -> list[dict]:
     """Grade a seeded random sample of the already graded submissions again, each in a fresh

@@ -25,7 +25,7 @@ from autograder.grading.execute import execute_submission, zero_result
 from autograder.model.records import Job, Result
 from autograder.sandbox import shutdown_servers
 
-Runner = Callable[[Job], Result]
+GradeJob = Callable[[Job], Result]  # grades one job: execute_submission, or a test's stand-in
 
 
 class Pool(Protocol):
@@ -33,12 +33,12 @@ class Pool(Protocol):
 
     where: str  # for the progress line: "2 worker(s)", "3 Dask worker(s) of tcp://..."
 
-    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]: ...
+    def run(self, jobs: list[Job], runner: GradeJob, retries: int) -> Iterator[Result]: ...
 
     def close(self) -> None: ...
 
 
-def safe_run(runner: Runner, job: Job, retries: int) -> Result:
+def safe_run(runner: GradeJob, job: Job, retries: int) -> Result:
     """A failure of the grading machinery costs this submission at most, never the run."""
     for _ in range(retries + 1):
         try:
@@ -57,7 +57,7 @@ class LocalPool:
         self.workers = max(1, workers)
         self.where = f"{self.workers} worker(s)"
 
-    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]:
+    def run(self, jobs: list[Job], runner: GradeJob, retries: int) -> Iterator[Result]:
         with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(jobs) or 1))) as pool:
             futures = [pool.submit(safe_run, runner, job, retries) for job in jobs]
             for future in as_completed(futures):
@@ -76,7 +76,7 @@ def _job_payload(job: Job) -> dict:
     }
 
 
-def run_payload(payload: dict, runner: Runner = execute_submission, retries: int = 1) -> Result:
+def run_payload(payload: dict, runner: GradeJob = execute_submission, retries: int = 1) -> Result:
     """On a worker: lay the bytes out in a private temporary folder and grade them there."""
     job: Job = payload["job"]
     with tempfile.TemporaryDirectory(prefix="autograder-task-") as tmp:
@@ -128,7 +128,7 @@ class DaskPool:
         self.workers = len(self.client.scheduler_info().get("workers", {}))
         self.where = f"{self.workers} Dask worker(s) of {scheduler}"
 
-    def run(self, jobs: list[Job], runner: Runner, retries: int) -> Iterator[Result]:
+    def run(self, jobs: list[Job], runner: GradeJob, retries: int) -> Iterator[Result]:
         """Results in the order they finish; a task lost with its worker becomes a grader failure."""
         from distributed import as_completed
 
