@@ -1,8 +1,8 @@
 """Nothing survives a student: an attacker graded just before a victim, on the same warm worker (`--workers 1`),
 cannot change the victim's per-cell points or anything the victim can observe, through any channel the kernel
 offers a process: POSIX message queues, System V IPC, kernel keyrings, deep and unreadable trees, files in every
-writable place, leftover processes, shared memory, a full scratch filesystem. Each channel is tried in fork-server
-mode (a warm sandbox forks each student) and in fresh-sandbox mode (a new sandbox per student).
+writable place, leftover processes, shared memory, a full scratch filesystem, the pid counter. Each channel is tried
+in fork-server mode (a warm sandbox forks each student) and in fresh-sandbox mode (a new sandbox per student).
 
 The attack is the one measured against the grader (issue 30): the attacker answers correctly and leaves the
 correct answer in the channel; the victim's own answer is wrong (`wrong/no_scale`, 4/12) and, when it finds an
@@ -11,7 +11,9 @@ it is what isolation means; `c-control`, a correct student who saves a 20 MB fil
 attacker that filled its scratch space.
 
 The run grades, in this order: the victim with no attacker before it (its points when graded alone), then for each
-channel its attacker and, straight after it, the victim; the control last, straight after the filler.
+channel its attacker and, straight after it, the victim; the control last, after the filler and its victim. Every
+victim also prints what it observes of where it runs (`seen`: its pid, /tmp, free space...), which must be what the
+victim graded alone observed.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ import pytest
 from autograder import config
 from autograder.grading.grade import Options, grade
 from autograder.model.notebooks import grade_id, is_solution_cell, read, source_notebook
-from autograder.records.gradebook import executed_path
 from autograder.sandbox.forkserver import fork_servers_enabled
+from autograder.store.gradebook import executed_path
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, solution_code, write_submission
 
@@ -362,6 +364,31 @@ def put_full_scratch(text):
 
 def get_full_scratch():
     return None
+
+
+def put_pid_counter(text):
+    """500 short-lived processes: the pid counter moves on (a number a student could read off its own pid)."""
+    import subprocess
+
+    subprocess.run(["/bin/sh", "-c", "i=0; while [ $i -lt 500 ]; do /bin/true; i=$((i+1)); done"], check=True)
+    return True
+
+
+def get_pid_counter():
+    return None
+
+
+def seen():
+    """What a student can observe of where it runs; it must not depend on who was graded before (its uid is the
+    worker slot's, which other grading runs on the machine decide: left out)."""
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    free = os.statvfs("/tmp").f_bfree
+    listing = [name.replace(str(os.getuid()), "<uid>") for name in sorted(os.listdir("/tmp"))]
+    return (f"pid {os.getpid()}, its child {child}, in {os.getcwd()}, "
+            f"/tmp {listing} with {free} blocks free, host {socket.gethostname()}")
 '''
 
 CHANNEL_NAMES = (
@@ -372,9 +399,10 @@ CHANNEL_NAMES = (
     "files",
     "processes",
     "shared_memory",
+    "pid_counter",
     "full_scratch",
 )
-FOUND = "ISOLATION-FOUND"
+FOUND, SEEN = "ISOLATION-FOUND", "ISOLATION-SEEN"
 
 
 def attacker(channel: str) -> str:
@@ -385,7 +413,8 @@ def attacker(channel: str) -> str:
 def victim(channel: str) -> str:
     """A wrong answer, replaced by whatever it finds in `channel`; says what it found."""
     return (
-        f"{CHANNELS}\n{WRONG}\n\n_found = get_{channel}()\nprint({FOUND!r}, {channel!r}, repr(_found)[:80])\n"
+        f"{CHANNELS}\n{WRONG}\n\nprint({SEEN!r}, seen())\n"
+        f"_found = get_{channel}()\nprint({FOUND!r}, {channel!r}, repr(_found)[:80])\n"
         "if _found:\n    exec(_found)\n"
     )
 
@@ -451,6 +480,10 @@ def victim_saw(workdir, student: str) -> str:
     return "\n".join(line for line in text.splitlines() if line.startswith(FOUND)) or text
 
 
+def seen_by(workdir, student: str) -> str:
+    return next(line for line in printed(workdir, student).splitlines() if line.startswith(SEEN))
+
+
 # /dev/shm belongs to root in the sandbox: there the attacker cannot even leave its block (the victim still looks)
 NOT_WRITABLE = {"shared_memory"}
 
@@ -473,6 +506,14 @@ def test_an_attacker_cannot_reach_the_next_student(graded, channel):
     saw = victim_saw(workdir, target.student)
     assert re.fullmatch(rf"{FOUND} {channel} None", saw), f"the victim found the attacker's answer: {saw}"
     assert points(target) == points(results["a-alone"]), f"{channel}: {points(target)} ({saw})"
+
+
+@pytest.mark.parametrize("channel", CHANNEL_NAMES)
+def test_the_next_student_observes_what_it_would_alone(graded, channel):
+    """Its pid and its child's, its working dir, what /tmp holds and how full it is, the host name."""
+    results, _, workdir = graded
+    n = CHANNEL_NAMES.index(channel)
+    assert seen_by(workdir, f"b{n}b-{channel}") == seen_by(workdir, "a-alone")
 
 
 def test_a_full_scratch_space_is_not_left_to_the_next_student(graded):

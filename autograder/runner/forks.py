@@ -28,6 +28,7 @@ from .isolation import IsolationError, isolate, keys_of, wait_for_keys
 from .kernel import Runner, _pre_warm, _seed_everything, prepare_for_forks
 
 ISOLATION_FAILED = 71  # a child's exit code: it could not get namespaces of its own, and ran nothing
+FIRST_PID = 1000  # every child's pid (_same_pids_for_each_child)
 
 
 def _as_uid(uid: int, action) -> None:
@@ -44,8 +45,9 @@ def _as_uid(uid: int, action) -> None:
     os.waitpid(pid, 0)
 
 
-def _processes_of(uid: int) -> list[int]:
-    """Live processes of `uid` (zombies are dead already: the sandbox's init reaps them)."""
+def _processes_of(uid: int, zombies: bool = False) -> list[int]:
+    """Live processes of `uid` (zombies are dead already: the sandbox's init reaps them), and with `zombies` the
+    dead ones not yet reaped too (they still hold their pids)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -54,7 +56,7 @@ def _processes_of(uid: int) -> list[int]:
                     continue
                 with open(f"/proc/{entry}/stat", "rb") as handle:
                     state = handle.read().rsplit(b")", 1)[1].split()[0]
-                if state not in (b"Z", b"X"):
+                if zombies or state not in (b"Z", b"X"):
                     found.append(int(entry))
             except (OSError, IndexError):
                 pass
@@ -75,6 +77,21 @@ def _kill_everything_of(uid: int) -> None:
         except ChildProcessError:
             pass
     raise RuntimeError(f"processes of uid {uid} survived 50 kills")
+
+
+def _same_pids_for_each_child(uid: int) -> None:
+    """The next child gets the pid every child gets (FIRST_PID), and its own forks the pids after it, as a
+    fresh sandbox's kernel would: otherwise its pid tells it how many processes the students before it made
+    (a number one student could send the next). Needs CAP_CHECKPOINT_RESTORE (command.py); where the server
+    has not got it, pids keep counting."""
+    deadline = time.monotonic() + 2
+    while _processes_of(uid, zombies=True) and time.monotonic() < deadline:  # their pids are taken until reaped
+        time.sleep(0.002)
+    try:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as handle:
+            handle.write(str(FIRST_PID - 1))
+    except OSError:
+        pass
 
 
 def _drain(fd: int) -> None:
@@ -133,6 +150,7 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
             return
         uid = int(request["uid"])
         keys_before = keys_of(uid)
+        _same_pids_for_each_child(uid)
         child = os.fork()
         if child == 0:
             try:

@@ -131,12 +131,14 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
         setpriv = shutil.which("setpriv")
         if setpriv is None:
             raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
-        if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid
+        if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid, and a third
+            # where setpriv knows it, to give every child the same pid (runner/forks.py _same_pids_for_each_child)
+            same_pids = ",+checkpoint_restore" if _knows_checkpoint_restore(setpriv) else ""
             cmd += [
                 setpriv,
                 "--clear-groups",
                 "--inh-caps=-all",
-                "--bounding-set=-all,+setuid,+setgid",
+                "--bounding-set=-all,+setuid,+setgid" + same_pids,
                 "--no-new-privs",
                 "--",
             ]
@@ -152,6 +154,26 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
                 "--",
             ]
     return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
+
+
+_caps_known: dict[str, bool] = {}
+
+
+def _knows_checkpoint_restore(setpriv: str) -> bool:
+    """Whether this setpriv (util-linux 2.36 and later) and kernel (5.9 and later) know CAP_CHECKPOINT_RESTORE."""
+    name = "checkpoint_restore"
+    if name not in _caps_known:
+        try:
+            listed = subprocess.run([setpriv, "--list-caps"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            listed = ""
+        try:
+            with open("/proc/sys/kernel/cap_last_cap") as handle:
+                kernel_knows = int(handle.read()) >= 40  # CAP_CHECKPOINT_RESTORE is 40
+        except (OSError, ValueError):
+            kernel_knows = False
+        _caps_known[name] = name in listed.split() and kernel_knows
+    return _caps_known[name]
 
 
 def unsandboxed_command(limits: Limits) -> list[str]:
