@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import config
+from autograder.errors import UsageError
 from coursetools.manifest import Manifest
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-class CourseCodeError(ValueError):
+class CourseCodeError(UsageError, ValueError):
     """A course module cannot be published at this moment as it stands (the message says why)."""
 
 

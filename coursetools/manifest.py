@@ -16,9 +16,10 @@ from pathlib import Path
 import yaml
 
 from autograder import config
+from autograder.errors import UsageError
 
 
-class ManifestError(ValueError):
+class ManifestError(UsageError, ValueError):
     """chapters.yml is missing, malformed or inconsistent (the message says where)."""
 
 

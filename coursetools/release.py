@@ -37,6 +37,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.errors import UsageError
 from autograder.model.notebooks import (
     HIDDEN_BEGIN,
     JUDGE_HELPERS_HEADER,
@@ -63,7 +64,7 @@ _PROVIDED_LINE = re.compile(r"^#\s*Provided by the course:(.*)$")
 MIN_SHARED_LINE = 12
 
 
-class SourceError(ValueError):
+class SourceError(UsageError, ValueError):
     """A solutions/ notebook breaks a convention the grader relies on."""
 
 

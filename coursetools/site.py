@@ -10,9 +10,10 @@ from pathlib import Path
 import yaml
 
 from autograder import config
+from autograder.errors import UsageError
 
 
-class PublishError(ValueError):
+class PublishError(UsageError, ValueError):
     """The course repository cannot be published as it is (the message says why and what to do)."""
 
 

@@ -30,6 +30,7 @@ from book_build import ROOT
 LAYERS = {  # package -> its rank; a module may import its own package and lower ranks
     "autograder": 0,  # the package's docstring
     "autograder.config": 0,
+    "autograder.errors": 0,  # UsageError and its kinds: imports nothing
     "autograder.model": 1,
     "autograder.runner": 2,  # only its protocol, see below
     "autograder.intake": 2,
@@ -141,7 +142,7 @@ def test_the_judge_is_a_program_of_its_own(path):
 def test_course_tooling_uses_only_the_graders_bottom(path):
     for imported in imports_of(path):
         if imported.split(".")[0] == "autograder" and imported != "autograder":
-            assert layer(imported) in ("autograder.config", "autograder.model"), (
+            assert layer(imported) in ("autograder.config", "autograder.errors", "autograder.model"), (
                 f"coursetools/{path.name} imports {imported}"
             )
 

@@ -19,11 +19,13 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from autograder.errors import UsageError
+
 STATE_FILE = Path("intake") / "state.json"  # in the work dir
 FORMAT = 1  # of state.json; a record of another format is refused with how to make a new one
 
 
-class IntakeStateError(ValueError):
+class IntakeStateError(UsageError, ValueError):
     """The work dir's intake record is missing, corrupt, or of another input than the one given."""
 
 

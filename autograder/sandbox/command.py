@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from autograder import config
+from autograder.errors import UsageError
 from autograder.model.records import Limits
 
 RUNNER = Path(__file__).resolve().parent.parent / "runner"  # the kernel program, a folder run with `python RUNNER`
@@ -16,7 +17,7 @@ RUNNER_IN_SANDBOX = "/opt/grader/runner"
 SCRATCH = "/tmp"
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(UsageError, RuntimeError):
     """bubblewrap is missing or cannot create a sandbox on this machine."""
 
 
