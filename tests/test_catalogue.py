@@ -312,6 +312,33 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         # notebook: "**Draw** one token per row with `generator`"; "Do not modify `logits`"
         "ch12_top_p_generator": ("top_p_ignores_generator", "top_p_modifies_logits"),
     },
+    "13_modern_transformer": {
+        # notebook: "No bias, and **no mean subtracted**"; "$\epsilon$ ... goes **inside** the square root"; "Compute in
+        # the dtype of `x`: a float64 input gets a float64 computation"
+        "ch13_rmsnorm": ("rms_mean_subtracted", "rms_eps_outside_root", "rms_with_bias", "rms_computed_in_float32"),
+        # notebook: "SiLU goes on `w1`'s branch only; $\sigma(W_1 x)$ alone would be the original GLU"
+        "ch13_swiglu": ("swiglu_gate_on_wrong_branch", "swiglu_sigmoid_gate"),
+        # notebook: "**The pairing.** Pairs are adjacent features"; "**The frequencies.** The exponent is $2i/d_{head}$,
+        # ...: not `i / d_head`, and not the integer division `dim // d_head`"; "Compute the angles in the dtype of `x`"
+        "ch13_rotary_example": (
+            "rotary_halves_pairing",
+            "rotary_exponent_i_over_d",
+            "rotary_floor_division_exponent",
+            "rotary_angles_in_float32",
+        ),
+        # notebook: "**The offset.** ... `apply_rotary(x_new, offset=L_past)` must turn them as the rows `L_past, ...`"
+        "ch13_rotary_positions": ("rotary_offset_ignored",),
+        # notebook: "Careful: `k.repeat(1, group, 1, 1)` makes `0, 1, 0, 1, ...`, the same shape and the wrong heads"
+        "ch13_gqa_matches_multi_head": ("gqa_kv_heads_repeat",),
+        # notebook: "turn the **queries and the keys** with `apply_rotary` ..., **never the values**"
+        "ch13_gqa_rotary": ("gqa_rotary_on_values",),
+        # notebook: "**rescale it** to $m'$, multiplying **both** $\ell$ and $a$ by $e^{m - m'}$"; "$\log \ell + m$ is
+        # the **log-sum-exp**"
+        "ch13_tiled_values": ("tiled_sum_not_rescaled", "tiled_output_not_rescaled", "tiled_lse_log_sum_only"),
+        # notebook: "never create a tensor of `(..., L_q, L_k)` elements: not the scores, not the weights, not a causal
+        # mask"
+        "ch13_tiled_memory": ("tiled_scores_materialised", "tiled_causal_mask_materialised"),
+    },
 }
 
 

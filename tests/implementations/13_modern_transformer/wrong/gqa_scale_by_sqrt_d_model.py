@@ -1,0 +1,32 @@
+"""Scores divided by sqrt(d_model) instead of sqrt(d_head), the width of one head.
+
+expect-fail: ch13_gqa_matches_multi_head, ch13_gqa_rotary
+"""
+# cell: ch13_gqa_class
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_model, num_heads, num_kv_heads, rotary=False):
+        super().__init__()
+        if d_model % num_heads != 0 or num_heads % num_kv_heads != 0:
+            raise ValueError(f"d_model={d_model}, num_heads={num_heads}, num_kv_heads={num_kv_heads}: each must divide the one before")
+        self.num_heads, self.num_kv_heads, self.rotary = num_heads, num_kv_heads, rotary
+        self.d_head = d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=False)
+        self.w_k = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.w_v = nn.Linear(d_model, num_kv_heads * self.d_head, bias=False)
+        self.w_o = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        batch, length, d_model = x.shape
+        q = self.w_q(x).view(batch, length, self.num_heads, self.d_head).transpose(1, 2)
+        k = self.w_k(x).view(batch, length, self.num_kv_heads, self.d_head).transpose(1, 2)
+        v = self.w_v(x).view(batch, length, self.num_kv_heads, self.d_head).transpose(1, 2)
+        if self.rotary:
+            q, k = apply_rotary(q), apply_rotary(k)
+        group = self.num_heads // self.num_kv_heads
+        k = k.repeat_interleave(group, dim=1)
+        v = v.repeat_interleave(group, dim=1)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(d_model)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        out = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.w_o(out.transpose(1, 2).reshape(batch, length, d_model))

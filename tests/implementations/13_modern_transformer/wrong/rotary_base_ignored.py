@@ -1,0 +1,17 @@
+"""The base argument ignored: the frequencies always use 10000.
+
+expect-fail: ch13_rotary_example
+"""
+# cell: ch13_apply_rotary_function
+def apply_rotary(x, offset=0, base=10000.0):
+    length, d_head = x.shape[-2], x.shape[-1]
+    exponents = torch.arange(0, d_head, 2, dtype=x.dtype, device=x.device) / d_head
+    omega = 10000.0 ** (-exponents)
+    positions = torch.arange(offset, offset + length, dtype=x.dtype, device=x.device)
+    theta = positions[:, None] * omega[None, :]
+    cos, sin = theta.cos(), theta.sin()
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = even * cos - odd * sin
+    out[..., 1::2] = even * sin + odd * cos
+    return out
