@@ -15,6 +15,7 @@ shortened, with any line of hidden test source redacted.
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import re
 import signal
@@ -336,12 +337,22 @@ _PAGE_TEMPLATE_SOURCE = """{%- extends 'index.html.j2' -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
 {%- block html_head_css -%}
+<meta name="color-scheme" content="light dark">
+{{ resources.include_css("static/theme-dark.css")
+   | replace('<style type="text/css">', '<style type="text/css" media="(prefers-color-scheme: dark)">', 1) }}
 <style type="text/css">
 /* math is MathML, laid out by the browser; a font with an OpenType MATH table stretches
    brackets and roots (whichever the system has; nothing is downloaded) */
 math { font-family: "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", math;
        font-size: 1.15em; }
-math[display="block"] { display: block math; margin: 0.8em 0; overflow-x: auto; overflow-y: hidden; }
+math[display="block"] { display: block math; margin: 0.8em 0; }
+/* a formula wider than a phone scrolls in a box a keyboard can reach (_scrolling_formulas) */
+div.ag-formula { overflow-x: auto; overflow-y: hidden; }
+/* a long name in prose (`torch.nn.functional.scaled_dot_product_attention`) breaks rather than widening its cell */
+.jp-RenderedHTMLCommon :not(pre) > code, header.ag-summary code { overflow-wrap: anywhere; }
+/* nbconvert clips a code line wider than its cell (overflow: hidden): the end of a long line, or of most lines on
+   a phone, could not be read at all; here lines wrap */
+.jp-InputArea-editor .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 code.tex-source { white-space: pre-wrap; }
 code.tex-source.tex-display { display: block; margin: 0.8em 0; }
 /* the grader's summary: above the notebook, outside it */
@@ -350,6 +361,7 @@ header.ag-summary { padding: 0 var(--jp-notebook-padding, 10px) 1em; margin-bott
 header.ag-summary table { border-collapse: collapse; margin: 0.5em 0 1em; }
 header.ag-summary td, header.ag-summary th { border: 1px solid var(--jp-border-color2, #999);
                                              padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+{{ resources.autograder_contrast_css }}
 </style>
 {%- endblock html_head_css -%}
 {%- block body_header -%}
@@ -376,6 +388,75 @@ header.ag-summary td, header.ag-summary th { border: 1px solid var(--jp-border-c
 </div>
 {%- endblock data_latex %}
 """
+
+# Colours: WCAG 2.1 AA (text 4.5:1 against what is behind it) in the light and in the dark colour scheme, the
+# reader's system setting choosing (`prefers-color-scheme`: the page runs no script, so it has no mode button).
+# nbconvert's lab theme fails AA in places: `In [ ]` prompts greyed to half opacity (2.2:1), its code colours
+# (numbers #080 on #f5f5f5: 4.25:1), ANSI colours (red on the error background: 2.7:1), links told from text by
+# colour alone. Code is coloured by pygments' a11y-light and a11y-dark styles (made for AA against their own
+# background, which the code cells take); ANSI colours by the palettes below, each foreground AA against each
+# background of its scheme and against the page's output and error backgrounds (tests/test_feedback_page.py
+# checks every pair). Bright ANSI colours are shown as the plain ones. A colour a 256-colour or true-colour escape
+# code picks (nbconvert writes it as an inline style) cannot be checked in advance: such text takes the colour of
+# the text around it.
+CODE_STYLES = {"light": "a11y-light", "dark": "a11y-dark"}
+ANSI_NAMES = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
+ANSI_FOREGROUND = {
+    "light": ("#3e424d", "#b3261e", "#1a7332", "#765700", "#0b5cad", "#953b8c", "#0b6a6e", "#5c5c5c"),
+    "dark": ("#a6a6a6", "#ff8f87", "#5fd97a", "#f2cc60", "#8cb8ff", "#f0a3e8", "#5fd9de", "#e6e6e6"),
+}
+ANSI_BACKGROUND = {
+    "light": ("#e6e6e6", "#ffdddd", "#d8f5dc", "#fff3b0", "#dbeaff", "#f7ddf4", "#d5f5f6", "#ffffff"),
+    "dark": ("#1e1e1e", "#4a1410", "#0f3d1a", "#3d3000", "#10284d", "#3d1238", "#0b3b3d", "#333333"),
+}
+
+
+def code_background(scheme: str) -> str:
+    from pygments.styles import get_style_by_name
+
+    return str(get_style_by_name(CODE_STYLES[scheme]).background_color)
+
+
+def _scheme_css(scheme: str) -> str:
+    """The rules of one colour scheme (the dark one goes inside a `prefers-color-scheme: dark` query)."""
+    from pygments.formatters import HtmlFormatter
+
+    rules = [f":root {{ --jp-cell-editor-background: {code_background(scheme)}; }}"]
+    for name, fg, bg in zip(ANSI_NAMES, ANSI_FOREGROUND[scheme], ANSI_BACKGROUND[scheme], strict=True):
+        rules.append(
+            f".jp-RenderedText pre .ansi-{name}-fg, .jp-RenderedText pre .ansi-{name}-intense-fg {{ color: {fg}; }}"
+        )
+        rules.append(
+            f".jp-RenderedText pre .ansi-{name}-bg, .jp-RenderedText pre .ansi-{name}-intense-bg "
+            f"{{ background-color: {bg}; }}"
+        )
+    if scheme == "dark":
+        # the light style's rules (nbconvert's, `.highlight .k`) are outweighed: every token first takes the text
+        # colour, then the dark style's own (`:root .highlight .k`)
+        prefix = ":root .highlight"
+        rules.append(
+            f"{prefix} span {{ color: inherit; background-color: transparent; font-weight: inherit; "
+            "font-style: inherit; }"
+        )
+        formatter = HtmlFormatter(style=CODE_STYLES[scheme])
+        rules += formatter.get_background_style_defs(prefix) + formatter.get_token_style_defs(prefix)
+        # an image drawn for a white page (a transparent plot's black lines) stays legible
+        rules.append(".jp-RenderedImage img { background-color: #fff; }")
+    return "\n".join(rules)
+
+
+@functools.cache
+def contrast_css() -> str:
+    """The page's colour rules, after nbconvert's (which set the light style's code colours: _exporter)."""
+    light = [
+        # a static page has no active cell: every prompt in full colour (grey-700: 6.2:1)
+        ":root { --jp-cell-prompt-not-active-opacity: 1; }",
+        ".jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }",
+        ".jp-RenderedText pre span[style] { color: inherit !important; background-color: transparent !important; }",
+        _scheme_css("light"),
+    ]
+    return "\n".join(light) + "\n@media (prefers-color-scheme: dark) {\n" + _scheme_css("dark") + "\n}"
+
 
 _CHAR_REF = re.compile(r"&#x([0-9A-Fa-f]+);")
 _TEX_COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -441,6 +522,16 @@ def _mathml_renderer_class():
             return _latex_output_to_mathml(text)
 
     return MathMLRenderer
+
+
+_DISPLAY_MATH = re.compile(r'<math\b[^>]*\bdisplay="block"[^>]*>.*?</math>', re.S)
+
+
+def _scrolling_formulas(html_text: str) -> str:
+    """Each display formula in a box that scrolls sideways and takes keyboard focus (tabindex): a formula wider
+    than a phone's screen can then be read with the arrow keys too (WCAG 2.1.1; axe's scrollable-region-focusable).
+    Applied to HTML after it is sanitised (which keeps no tabindex of a student's), to formulas only."""
+    return _DISPLAY_MATH.sub(lambda m: f'<div class="ag-formula" tabindex="0">{m.group(0)}</div>', html_text)
 
 
 def _latex_output_to_mathml(latex: str) -> str:
@@ -521,17 +612,20 @@ def _exporter():
                 self.late += 1
                 return _as_text(source)
             # Markdown is HTML: a student's cell or Markdown output is sanitised after rendering (formulas included)
-            return clean_html(rendered)
+            return _scrolling_formulas(clean_html(rendered))
 
         def default_filters(self):
             yield from super().default_filters()
-            yield ("latex2mathml", _latex_output_to_mathml)
+            yield ("latex2mathml", lambda latex: _scrolling_formulas(_latex_output_to_mathml(latex)))
             yield ("clean_student_html", clean_html)
             # nbconvert's rewrite of `files/` links in rendered Markdown: the sanitiser drops relative links anyway,
             # and its regular expression took 10 s on 30,000 `[` (quadratic, in C: no deadline can stop it)
             yield ("strip_files_prefix", _unchanged)
 
+    from traitlets.config import Config
+
     return FeedbackExporter(
+        config=Config({"CSSHTMLHeaderPreprocessor": {"style": CODE_STYLES["light"]}}),
         template_name="lab",
         template_file=_PAGE_TEMPLATE,
         extra_loaders=[DictLoader({_PAGE_TEMPLATE: _PAGE_TEMPLATE_SOURCE})],
@@ -585,7 +679,10 @@ def render_html(nb: NotebookNode, trusted_header: bool = False) -> str:
         view.metadata["title"] = nb.metadata["title"]
     exporter = _exporter()
     exporter.deadline = time.monotonic() + config.FEEDBACK_MARKDOWN_SECONDS
-    body, _ = exporter.from_notebook_node(view, resources={"autograder_header": header, "autograder_csp": PAGE_CSP})
+    body, _ = exporter.from_notebook_node(
+        view,
+        resources={"autograder_header": header, "autograder_csp": PAGE_CSP, "autograder_contrast_css": contrast_css()},
+    )
     if exporter.late:
         note = (
             f'<p class="ag-cut">{exporter.late:,} Markdown cell(s) or output(s) are shown as plain text: this page had '
