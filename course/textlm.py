@@ -65,7 +65,7 @@ class LMConfig:
 
 # The build's model (chapter 12 trains it while the page is built: well under a minute of one CPU thread) and
 # the longer run of tools/train_text.py (`make train-text`: half an hour), the same model read for longer.
-BUILD_RUN = LMConfig(batch_size=16, steps=200, warmup=25)
+BUILD_RUN = LMConfig(batch_size=16, steps=200, warmup=25, lr=6e-3)  # a short run: small batches, a large step
 LONG_RUN = LMConfig(batch_size=32, warmup=100, steps=1_000_000)  # the same model; its schedule: LONG_RUN_SECONDS
 LONG_RUN_SECONDS = 25 * 60  # its training time; with its measurements, under 30 minutes
 VALIDATION_WINDOWS = 256  # windows of every validation measurement (256 x 128 = 32,768 predictions)
