@@ -292,3 +292,21 @@ def test_classifier_claims_follow_its_table(text):
 def test_execution_time_is_stated(text):
     wall, cpu = number(text, r"executed in (\S+) s \((\S+) s of CPU time\)")
     assert wall > 0 and cpu > 0
+
+
+def test_vendoring_keeps_speeches_and_drops_directions():
+    """tools/vendor_shakespeare.py on a play written here in the wheel's Markdown: headings, stage directions
+    (own paragraphs, or inline as _\\[Aside]_) dropped, a speech continued after a direction, dashes in ASCII."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vendor_shakespeare", ROOT / "tools" / "vendor_shakespeare.py")
+    assert spec and spec.loader
+    vendor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vendor)
+    markdown = (
+        "# A Play\n\n## ACT I\n\n## SCENE I. A heath.\n\n_Enter FIRST and\nSECOND_\n\n"
+        "**FIRST**  \nWhen shall we meet\u2014  \n_\\[Aside]_ again?\n\n_Thunder_\n\nIn rain?\n\n"
+        "**Second Witch**  \nAnon.\n\n_Exeunt_\n"
+    )
+    assert vendor.title_of(markdown) == "A Play"
+    assert vendor.play_text(markdown) == "FIRST:\nWhen shall we meet--\nagain?\nIn rain?\n\nSecond Witch:\nAnon.\n"
