@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 # nbgrader and jupyter-book run tools by name (alembic, jupyter): use the venv's.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: book serve test test-fast release check-release publish samples bench bench-grade copy-table clean help system-test system-grade train-text
+.PHONY: book serve test test-fast release check-release publish samples bench bench-grade copy-table clean help system-test system-grade train-text ladder
 
 # Debian packages, as COMMAND:PACKAGE: the sandbox (bubblewrap; prlimit and setpriv come with util-linux), the
 # browser tests (chromium) and the PostgreSQL gradebook test. tools/system_packages.sh installs what is missing
@@ -27,6 +27,7 @@ help:
 	@echo "make bench         train chapter 09's Transformer from scratch: seconds to 99% exact match"
 	@echo "make bench-grade   time plain nbgrader against autograder on 30 submissions"
 	@echo "make train-text    chapter 12's longer run: its language model on the plays for 25 minutes (log + checkpoint)"
+	@echo "make ladder        chapter 13's ladder: each change since 2017 trained on the plays, 3 seeds (about 35 minutes)"
 	@echo "make copy-table    what pasting published code earns, per exercise, the week it opens"
 
 $(VENV)/.installed: pyproject.toml
@@ -85,6 +86,10 @@ bench-grade: system-grade $(VENV)/.installed
 # Niced: it keeps one core busy for half an hour. Writes course/shakespeare_lm.txt and course/shakespeare_lm_log.txt.
 train-text: $(VENV)/.installed
 	nice -n 10 $(PY) tools/train_text.py
+
+# Niced, one thread, about 35 minutes on a busy 2-core machine. Writes course/ladder_log.txt (chapter 13 reads it).
+ladder: $(VENV)/.installed
+	nice -n 10 $(PY) tools/ladder.py
 
 copy-table: system-grade $(VENV)/.installed
 	$(PY) tools/copy_table.py
