@@ -35,21 +35,57 @@ TOP_PAIRS = 10  # similar pairs listed per notebook
 NOT_RUN = "did not run: the submission could not be run to this test (reasons below)"
 VERIFY_FILE = "verify.json"  # written by `grade --verify` in the work dir
 
+# Light and dark (the reader's system setting, `prefers-color-scheme`): every text colour 4.5:1 or more against
+# the backgrounds it sits on (WCAG 2.1 AA; tests/test_report.py runs axe-core on the page in both). The plots
+# are PNGs on white in both schemes.
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+:root { color-scheme: light dark; --text: #222; --page: #fff; --line: #ccc; --head: #f3f3f3; --code: #f7f7f7;
+        --note: #555; --flag: #a40000; --link: #0645ad; --visited: #6b2c91; }
+@media (prefers-color-scheme: dark) {
+  :root { --text: #e8e8e8; --page: #121212; --line: #555; --head: #2a2a2a; --code: #1e1e1e;
+          --note: #b8b8b8; --flag: #ff8a80; --link: #8cb8ff; --visited: #d2a8ff; }
+}
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em; color: var(--text);
+       background: var(--page); }
+a:link { color: var(--link); } a:visited { color: var(--visited); }
+h1 { font-size: 1.6em; } h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 1px solid var(--line); }
 table { border-collapse: collapse; margin: 0.5em 0 1em; }
-td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.9em; margin: 0; }
-.side { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
-.note { color: #555; font-size: 0.95em; } .flag { color: #a40000; font-weight: bold; }
-img { max-width: 100%; height: auto; }
+td, th { border: 1px solid var(--line); padding: 0.25em 0.6em; vertical-align: top; text-align: left; }
+th { background: var(--head); } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td, th { overflow-wrap: break-word; }
+/* a table wider than the screen (a phone's) scrolls sideways in its own box: _scrolling_tables */
+div.wide { overflow-x: auto; max-width: 100%; }
+pre { background: var(--code); padding: 0.6em; overflow-x: auto; font-size: 0.9em; margin: 0; }
+.side { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 22em), 1fr)); gap: 0.5em; }
+.note { color: var(--note); font-size: 0.95em; } .flag { color: var(--flag); font-weight: bold; }
+img { max-width: 100%; height: auto; background: #fff; }
 """
+# The plots' colours: Okabe and Ito's palette (told apart under the common colour-vision deficiencies), and never
+# colour alone: cells that fewer than half the class pass are hatched too, and the legend says so.
+BLUE, VERMILLION = "#0072B2", "#D55E00"
+# Inches at the PNGs' 90 dpi: 450 px, so the plots' 10-point text is still 10 px high on a 390 px phone.
+FIGURE_WIDTH = 5.0
+ALT_CELLS = 12  # cells named in the pass-rate chart's alt text (every one is in the table below it)
 
 
 def _e(text) -> str:
     return html.escape(str(text))
+
+
+def _header(*names: str) -> str:
+    """A table's row of column headers."""
+    return "<tr>" + "".join(f"<th scope='col'>{name}</th>" for name in names) + "</tr>"
+
+
+def _scrolling_tables(page: str) -> str:
+    """Each table in a box that scrolls sideways and takes keyboard focus, like `_code`. Every `<table` in the
+    page is the report's own: student text is escaped (`&lt;table`)."""
+    return page.replace("<table", "<div class='wide' tabindex='0'><table").replace("</table>", "</table></div>")
+
+
+def _code(text: str) -> str:
+    """Code in a box that scrolls sideways and takes keyboard focus (WCAG 2.1.1: a keyboard can scroll it)."""
+    return f"<pre tabindex='0'>{_e(text)}</pre>"
 
 
 def _png(fig) -> str:
@@ -66,26 +102,58 @@ def _plots(results: list[Result], rates: list[tuple[str, float]]) -> tuple[str, 
     from matplotlib.figure import Figure  # no pyplot: no global state, no GUI
 
     max_score = max((r.max_score for r in results), default=1) or 1
-    fig = Figure(figsize=(6, 3))
+    fig = Figure(figsize=(FIGURE_WIDTH, 3), layout="constrained")
     ax = fig.subplots()
     scores = [r.score for r in results]
     bins = min(20, int(max_score) + 1) if max_score == int(max_score) else 20
-    ax.hist(scores, bins=bins, range=(0, max_score), color="#4a78b5", edgecolor="white")
+    ax.hist(scores, bins=bins, range=(0, max_score), color=BLUE, edgecolor="white")
     ax.set_xlabel(f"score (of {max_score:g})")
     ax.set_ylabel("submissions")
     ax.set_title(f"Score distribution ({len(results)} submissions)")
     histogram = _png(fig)
 
-    fig = Figure(figsize=(6, 0.8 + 0.35 * max(1, len(rates))))
+    fig = Figure(figsize=(FIGURE_WIDTH, 1.4 + 0.35 * max(1, len(rates))), layout="constrained")
     ax = fig.subplots()
     names = [name for name, _ in rates][::-1]  # hardest at the top
     values = [100 * rate for _, rate in rates][::-1]
-    ax.barh(names, values, color=["#c0504d" if v < 50 else "#4a78b5" for v in values])
+    hard = [v < 50 for v in values]
+    ax.barh(
+        names,
+        values,
+        color=[VERMILLION if h else BLUE for h in hard],
+        hatch=["//" if h else "" for h in hard],
+        edgecolor="white",
+    )
+    from matplotlib.patches import Patch
+
+    fig.legend(
+        handles=[
+            Patch(facecolor=VERMILLION, hatch="//", edgecolor="white", label="under half pass"),
+            Patch(facecolor=BLUE, label="half or more pass"),
+        ],
+        loc="outside lower center",
+        ncols=2,
+    )
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of submissions passing")
     ax.set_title("Pass rate per graded cell (hardest first)")
     bars = _png(fig)
     return histogram, bars
+
+
+def _histogram_alt(graded: list[Result], total: float, mean: float) -> str:
+    full = sum(1 for r in graded if r.score == r.max_score)
+    zero = sum(1 for r in graded if r.score == 0)
+    return (
+        f"Histogram of the scores of {len(graded)} submission(s), from 0 to {total:g}: mean {mean:.2f}, "
+        f"{full} with full marks, {zero} with none."
+    )
+
+
+def _rates_alt(rates: list[tuple[str, float]]) -> str:
+    shown = "; ".join(f"{cell} {100 * rate:.0f}%" for cell, rate in rates[:ALT_CELLS])
+    rest = f"; {len(rates) - ALT_CELLS} more in the table below" if len(rates) > ALT_CELLS else ""
+    return f"Bar chart of the share of submissions passing each graded cell, hardest first: {shown}{rest}."
 
 
 def _anonymiser():
@@ -134,8 +202,7 @@ def _late_section(results: list[Result]) -> str:
     ]
     if late:
         out.append(
-            "<table><tr><th>student</th><th>submitted</th><th>time from</th><th>late days</th><th>penalty</th>"
-            "<th>raw score</th><th>final score</th></tr>"
+            "<table>" + _header("student", "submitted", "time from", "late days", "penalty", "raw score", "final score")
         )
         for r, record in sorted(late, key=lambda pair: (-pair[1].late_days, pair[0].student)):
             out.append(
@@ -164,7 +231,7 @@ def _verify_section(workdir: Path, notebook: str) -> str:
         + ".</p>"
     ]
     if differ:
-        out.append("<table><tr><th>student</th><th>cell</th><th>first run</th><th>second run</th></tr>")
+        out.append("<table>" + _header("student", "cell", "first run", "second run"))
         for c in differ:
             for d in c["differences"]:
                 out.append(
@@ -198,9 +265,7 @@ def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | Non
     if not rows:
         out.append("<p>No answer repeats course code.</p>")
         return "\n".join(out)
-    out.append(
-        "<table id='course-copies'><tr><th>student</th><th>answer cell</th><th>course code</th><th>share</th></tr>"
-    )
+    out.append("<table id='course-copies'>" + _header("student", "answer cell", "course code", "share"))
     out += rows
     out.append("</table>")
     return "\n".join(out)
@@ -223,7 +288,7 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
     if not top:
         out.append("<p>No pair to compare.</p>")
         return "\n".join(out)
-    out.append("<table><tr><th>score</th><th>students</th><th>per answer cell</th><th></th></tr>")
+    out.append("<table>" + _header("score", "students", "per answer cell", "answers"))
     for i, p in enumerate(top):
         mark = " <span class='flag'>review</span>" if p.flagged else ""
         cells = ", ".join(f"{c}: {s:g}" for c, s in p.cells.items())
@@ -238,7 +303,7 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
         sides = []
         for student in (p.a, p.b):
             code = "\n\n".join(f"# --- {gid}\n{src}" for gid, src in answers.get(student, {}).items())
-            sides.append(f"<div><b>{_e(student)}</b><pre>{_e(redact(code, hidden))}</pre></div>")
+            sides.append(f"<div><b>{_e(student)}</b>{_code(redact(code, hidden))}</div>")
         out.append(
             f"<h3 id='pair-{i}'>{_e(p.a)} &amp; {_e(p.b)}: {p.score:.2f}</h3><div class='side'>{''.join(sides)}</div>"
         )
@@ -282,14 +347,11 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
         "graded normally. "
         f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>",
         "<h2>Scores</h2>",
-        f"<img id='histogram' alt='score distribution' src='{histogram}'>",
-        f"<img id='pass-rates' alt='pass rate per graded cell' src='{bars}'>",
+        f"<img id='histogram' alt='{_e(_histogram_alt(graded, total, mean))}' src='{histogram}'>",
+        f"<img id='pass-rates' alt='{_e(_rates_alt(rates))}' src='{bars}'>",
         "<h2>Graded cells, hardest first</h2>",
     ]
-    body.append(
-        "<table id='failures'><tr><th>cell</th><th>pass rate</th><th>failure "
-        "message</th><th>students</th><th>example</th></tr>"
-    )
+    body.append("<table id='failures'>" + _header("cell", "pass rate", "failure message", "students", "example"))
     examples: dict[str, tuple[str, str, list[str]]] = {}  # student -> (anchor, label, what it exemplifies)
     for cid, rate in rates:
         passed, n = passes[cid]
@@ -324,7 +386,7 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
     body.append("<h2>Submissions not graded normally</h2>")
     reasons = [r for r in results if r.reason or r.internal_error]
     if reasons:
-        body.append("<table id='reasons'><tr><th>student</th><th>score</th><th>reason</th></tr>")
+        body.append("<table id='reasons'>" + _header("student", "score", "reason"))
         for r in reasons:
             body.append(
                 f"<tr><td>{_e(r.student)}</td><td "
@@ -336,7 +398,7 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
     repaired = [r for r in results if r.repairs]
     body.append("<h2>Repairs the grader made</h2>")
     if repaired:
-        body.append("<table id='repairs'><tr><th>student</th><th>repairs</th></tr>")
+        body.append("<table id='repairs'>" + _header("student", "repairs"))
         for r in repaired:
             items = "".join(f"<li>{_e(redact(x, hidden))}</li>" for x in r.repairs)
             body.append(f"<tr><td>{_e(r.student)}</td><td><ul>{items}</ul></td></tr>")
@@ -354,13 +416,14 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
     for student, (anchor, who, why) in examples.items():
         items = "".join(f"<li>{_e(w)}</li>" for w in why)
         code = _answer_code(workdir, student, notebook, hidden)
-        body.append(f"<h3 id='{anchor}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul><pre>{_e(code)}</pre>")
+        body.append(f"<h3 id='{anchor}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul>{_code(code)}")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; style-src "
         "'unsafe-inline'\">"
         f"<title>Class report: {_e(notebook)}</title><style>{_STYLE}</style></head><body>"
-        + "\n".join(body)
+        + _scrolling_tables("\n".join(body))
         + "</body></html>"
     )
 
