@@ -49,6 +49,7 @@ KEY_SPEC_PROCESS_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING =
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "armv7l": 311, "ppc64le": 271, "s390x": 280}
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 SCRATCH = "/tmp"
+SCRATCH_FILES = 65536  # files and dirs in it: each costs kernel memory that its byte size does not count
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -106,7 +107,7 @@ def _new_scratch(scratch_bytes: int) -> None:
     for point in _mounts_under(SCRATCH):
         if not any(point.startswith(outer + "/") for outer, _ in kept):  # MS_REC below brings the inner ones
             kept.append((point, os.open(point, os.O_PATH)))
-    options = f"size={scratch_bytes},mode=1777,nr_inodes=65536".encode()
+    options = f"size={scratch_bytes},mode=1777,nr_inodes={SCRATCH_FILES}".encode()
     _check(_libc.mount(b"tmpfs", SCRATCH.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount tmpfs /tmp")
     for point, fd in kept:
         if os.path.isdir(f"/proc/self/fd/{fd}"):
