@@ -53,7 +53,7 @@ def main() -> None:
     if hello.get(protocol.ISOLATE):  # in a sandbox: namespaces of its own, before anything else (one thread)
         try:
             isolate(int(hello[protocol.ISOLATE]))
-        except IsolationError as exc:
+        except (IsolationError, OSError) as exc:
             print(f"the sandbox could not isolate the notebook: {exc}", file=sys.stderr, flush=True)
             os._exit(ISOLATION_FAILED)
     started = time.monotonic()

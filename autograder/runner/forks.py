@@ -117,7 +117,7 @@ def _become_submission(request: dict) -> None:
     uid = int(request["uid"])
     os.setgroups([])
     os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)  # from here on: no capability left, and no way back
+    os.setresuid(uid, uid, uid)  # from here on: no capability left (isolate drops those of its own namespaces)
     if os.getuid() != uid or os.geteuid() != uid:
         os._exit(70)
     for name, value in request.get("rlimits", {}).items():
