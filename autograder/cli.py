@@ -15,58 +15,150 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from autograder import config
+from autograder.errors import InputError, UsageError
+from autograder.grading.late import parse_policy, parse_time
+
+if TYPE_CHECKING:
+    from autograder.model.records import Limits
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, and the checks it cannot declare: an option that goes only with another (`refuse`). Subcommands'
+    parsers are of this class too, so a refusal shows the subcommand's usage, as argparse's own errors do."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rules: list[tuple[Callable[[argparse.Namespace], Any], str]] = []
+
+    def refuse(self, when: Callable[[argparse.Namespace], Any], message: str) -> None:
+        self.rules.append((when, message))
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        for when, message in self.rules:
+            if when(parsed):
+                self.error(message)
+        return parsed, extras
+
+
+def _argument(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """One of the package's parsers as an argparse `type`: a bad value is refused with that parser's message."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+def _number(kind: type, least: float, what: str) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text} is not {what}")
+        return value
+
+    return convert
+
+
+POSITIVE = _number(float, 1e-9, "more than 0")
+AT_LEAST_ONE = _number(int, 1, "a whole number of at least 1")
+NOT_NEGATIVE = _number(float, 0, "0 or more")
+
+
+def _assignment_id(text: str) -> tuple[str, str]:
+    notebook, sep, number = text.partition("=")
+    if not sep or not notebook.strip() or not number.strip().isdigit():
+        raise argparse.ArgumentTypeError(
+            f"takes NOTEBOOK=CANVAS_ASSIGNMENT_ID, e.g. 02_dot_product_attention=1234, not {text!r}"
+        )
+    return notebook.strip(), number.strip()
+
+
+def _fraction(text: str) -> float:
+    from autograder.grading.grade import sample_fraction
+
+    try:
+        return sample_fraction(float(text))
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _with_limits(p: argparse.ArgumentParser, notebook_timeout: str, memory: str) -> None:
+    """One submission's limits, the same options for `grade` and `gradescope` (`_limits` applies them). Each
+    default is the command's own (`notebook_timeout`, `memory` say it), so an option left out changes nothing."""
+    p.add_argument("--timeout", type=POSITIVE, help=f"wall-clock seconds per cell (default: {config.CELL_TIMEOUT_S:g})")
+    p.add_argument(
+        "--notebook-timeout", type=POSITIVE, help=f"wall-clock seconds per notebook (default: {notebook_timeout})"
+    )
+    p.add_argument(
+        "--memory", type=NOT_NEGATIVE, help=f"address-space limit per submission in GiB, 0 for none (default: {memory})"
+    )
+    p.add_argument(
+        "--processes",
+        type=AT_LEAST_ONE,
+        help=f"processes per submission (default: {config.SANDBOX_PROCESSES})",
+    )
+
+
+def _limits(args: argparse.Namespace, defaults: Limits) -> Limits:
+    """`defaults` with the limits given on the command line (`_with_limits`)."""
+    given = {
+        "cell_timeout_s": args.timeout,
+        "notebook_timeout_s": args.notebook_timeout,
+        "memory_bytes": None if args.memory is None else int(args.memory * (1 << 30)),
+        "processes": args.processes,
+    }
+    return replace(defaults, **{name: value for name, value in given.items() if value is not None})
 
 
 def _release(args: argparse.Namespace) -> int:
-    from coursetools.release import SourceError, release
+    from coursetools.release import release
 
-    try:
-        stale = release(check=args.check)
-    except SourceError as exc:
-        print(f"solutions/ has problems:\n{exc}", file=sys.stderr)
-        return 1
+    stale = release(check=args.check)
     if args.check:
         if stale:
             print("Out of date with solutions/ (run `make release` and commit):", file=sys.stderr)
-            for path in stale:
-                print(f"  {path.relative_to(config.REPO_ROOT)}", file=sys.stderr)
-                for reason in getattr(stale, "reasons", {}).get(path, []):
+            for file in stale:
+                print(f"  {file.path.relative_to(config.REPO_ROOT)}", file=sys.stderr)
+                for reason in file.reasons:
                     print(f"    {reason}", file=sys.stderr)
             return 1
         print("Student notebooks are in sync with solutions/.")
         return 0
-    for path in stale:
-        print(f"wrote {path.relative_to(config.REPO_ROOT)}")
+    for file in stale:
+        print(f"wrote {file.path.relative_to(config.REPO_ROOT)}")
     print(f"{len(stale)} notebook(s) updated." if stale else "Nothing to do: student notebooks are up to date.")
     return 0
 
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grading.grade import Options, grade, verify
+    from autograder.grading.late import Lateness, read_timestamps
     from autograder.intake.uploads import prepare
     from autograder.model.notebooks import notebook_names
-    from autograder.sandbox import Limits, SandboxUnavailable, default_memory_bytes
+    from autograder.sandbox import Limits
 
-    limits = Limits(
-        cell_timeout_s=args.timeout,
-        notebook_timeout_s=args.notebook_timeout,
-        memory_bytes=default_memory_bytes() if args.memory is None else int(args.memory * (1 << 30)),
-        processes=args.processes,
-    )
     lateness = None
     if args.deadline:
-        from autograder.grading.late import Lateness, parse_policy, parse_time, read_timestamps
-
         lateness = Lateness(
-            parse_time(args.deadline),
-            parse_policy(args.late_policy or config.LATE_POLICY),
+            args.deadline,
+            args.late_policy or parse_policy(config.LATE_POLICY),
             read_timestamps(args.timestamps) if args.timestamps else None,
         )
-    elif args.late_policy or args.timestamps:
-        raise ValueError("--late-policy and --timestamps need --deadline")
     options = Options(
         lateness=lateness,
         workdir=args.workdir,
@@ -74,7 +166,7 @@ def _grade(args: argparse.Namespace) -> int:
         workers=args.workers,
         force=args.force,
         notebooks=args.notebook or None,
-        limits=limits,
+        limits=_limits(args, Limits()),
         sandboxed=not args.no_sandbox,
         roster=args.roster,
         students=args.student or None,
@@ -82,15 +174,11 @@ def _grade(args: argparse.Namespace) -> int:
     )
     # laid out once, and recorded in the work dir: grade, verify, feedback and export read this one intake
     intake = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout)
-    try:
-        results = grade(intake, options)
-        checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
-    except (SandboxUnavailable, ConnectionError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    results = grade(intake, options)
+    checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
     if any(r.internal_error for r in results):
         return 1
-    return 3 if any(c["differences"] for c in checked) else 0
+    return 3 if any(c.differences for c in checked) else 0
 
 
 def _feedback(args: argparse.Namespace) -> int:
@@ -105,8 +193,6 @@ def _export(args: argparse.Namespace) -> int:
     from autograder.reporting.export import export_canvas, export_csv, export_moodle
 
     if args.format == "moodle":
-        if args.assignment_id:
-            raise ValueError("--assignment-id goes with --format canvas (a Moodle worksheet is one assignment)")
         students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster)
         for warning in warnings:
             print(f"warning: {warning}")
@@ -115,47 +201,24 @@ def _export(args: argparse.Namespace) -> int:
             "> Upload grading worksheet)"
         )
         return 0
-    if args.notebook:
-        raise ValueError("--notebook goes with --format moodle")
     if args.format == "canvas":
-        ids = {}
-        for pair in args.assignment_id or []:
-            notebook, sep, number = pair.partition("=")
-            if not sep or not number.strip().isdigit():
-                raise ValueError(
-                    f"--assignment-id takes NOTEBOOK=CANVAS_ASSIGNMENT_ID, e.g. 02_dot_product_attention=1234, not "
-                    f"{pair!r}"
-                )
-            ids[notebook.strip()] = number.strip()
-        students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, ids)
+        students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, dict(args.assignment_id or []))
         for warning in warnings:
             print(f"warning: {warning}")
         print(
             f"Wrote {students} student(s) to {args.out} in Canvas's gradebook import layout (Canvas: Grades > Import)"
         )
         return 0
-    if args.roster or args.assignment_id:
-        raise ValueError("--roster and --assignment-id go with --format canvas (--roster also with --format moodle)")
     rows = export_csv(args.out, args.workdir, args.db)
     print(f"Wrote {rows} row(s) to {args.out}")
     return 0
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from autograder.grading.late import parse_time
     from coursetools.publish import publish
-    from coursetools.site import PublishError, read_settings
+    from coursetools.site import read_settings
 
-    try:
-        at = parse_time(args.at) if args.at else None
-    except ValueError:
-        print(f"error: --at {args.at!r} is not an ISO 8601 time such as 2027-02-01T09:00", file=sys.stderr)
-        return 2
-    try:
-        done = publish(args.out, through=args.through, at=at)
-    except PublishError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    done = publish(args.out, through=args.through, at=args.at)
     for warning in done.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     lessons = [p for p in done.written if p.startswith(read_settings().lesson_dir + "/")]
@@ -175,15 +238,9 @@ def _publish(args: argparse.Namespace) -> int:
 
 
 def _gradescope(args: argparse.Namespace) -> int:
-    from autograder.integrations.gradescope import NOTEBOOK_TIMEOUT_S, build_zip
-    from autograder.sandbox import Limits
+    from autograder.integrations.gradescope import build_zip, gradescope_limits
 
-    limits = Limits(
-        cell_timeout_s=args.timeout,
-        notebook_timeout_s=args.notebook_timeout or NOTEBOOK_TIMEOUT_S,
-        memory_bytes=int(args.memory * (1 << 30)),
-    )
-    members = build_zip(args.notebook, args.out, limits, args.visibility)
+    members = build_zip(args.notebook, args.out, _limits(args, gradescope_limits()), args.visibility)
     what = f"setup.sh, run_autograder, the grader, notebook/{args.notebook}.ipynb"
     print(f"Wrote {args.out}: {len(members)} files ({what})")
     print(
@@ -207,9 +264,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="autograder", description="Release, grade and give feedback on the course's notebooks."
-    )
+    parser = Parser(prog="autograder", description="Release, grade and give feedback on the course's notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def with_workdir(p: argparse.ArgumentParser) -> None:
@@ -239,7 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
     p.add_argument(
-        "--workers", type=int, default=config.default_workers(), help="parallel kernels (default: one per core)"
+        "--workers",
+        type=AT_LEAST_ONE,
+        default=config.default_workers(),
+        help="parallel kernels (default: one per core)",
     )
     p.add_argument(
         "--scheduler",
@@ -254,30 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="grade only this student (repeatable); with --force, regrade them and change nothing else",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=config.CELL_TIMEOUT_S,
-        help="wall-clock seconds per cell (default: %(default)s)",
-    )
-    p.add_argument(
-        "--notebook-timeout",
-        type=float,
-        default=config.NOTEBOOK_TIMEOUT_S,
-        help="wall-clock seconds per notebook (default: %(default)s)",
-    )
-    p.add_argument(
-        "--memory",
-        type=float,
-        default=None,
-        help=f"address-space limit per submission in GiB, 0 for none (default: {config.SANDBOX_MEMORY_BYTES >> 30}, "
-        "none on a machine with an NVIDIA GPU)",
-    )
-    p.add_argument(
-        "--processes",
-        type=int,
-        default=config.SANDBOX_PROCESSES,
-        help="processes per submission (default: %(default)s)",
+    _with_limits(
+        p,
+        notebook_timeout=f"{config.NOTEBOOK_TIMEOUT_S:g}",
+        memory=f"{config.SANDBOX_MEMORY_BYTES >> 30}, none on a machine with an NVIDIA GPU",
     )
     p.add_argument(
         "--no-sandbox",
@@ -286,23 +324,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--verify",
-        type=float,
+        type=_fraction,
         metavar="FRACTION",
         help="then grade this fraction of the submissions again in fresh sandboxes and report any per-cell "
         "difference (exit status 3 if there is one)",
     )
     p.add_argument("--verify-seed", type=int, default=0, help="seed of the --verify sample (default: %(default)s)")
     p.add_argument(
-        "--deadline", help="ISO time, e.g. 2026-12-01T23:59 (local time unless a zone is given): count late work"
+        "--deadline",
+        type=_argument(parse_time),
+        help="ISO time, e.g. 2026-12-01T23:59 (local time unless a zone is given): count late work",
     )
     p.add_argument(
-        "--late-policy", help=f"e.g. '10%%/day, max 3 days' (default: {config.LATE_POLICY.replace('%', '%%')})"
+        "--late-policy",
+        type=_argument(parse_policy),
+        help=f"with --deadline: e.g. '10%%/day, max 3 days' (default: {config.LATE_POLICY.replace('%', '%%')})",
     )
     p.add_argument(
         "--timestamps",
         type=Path,
-        help="CSV of submission times: student, submitted_at[, notebook] "
+        help="with --deadline: CSV of submission times: student, submitted_at[, notebook] "
         "(default: the file's modification time, with a warning)",
+    )
+    p.refuse(
+        lambda a: (a.late_policy or a.timestamps) and not a.deadline, "--late-policy and --timestamps need --deadline"
     )
     p.set_defaults(func=_grade)
 
@@ -340,11 +385,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--assignment-id",
         action="append",
+        type=_assignment_id,
         metavar="NOTEBOOK=ID",
         help="with --format canvas: the Canvas assignment id of a notebook (repeatable)",
     )
     with_workdir(p)
     p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+    p.refuse(
+        lambda a: a.format == "moodle" and a.assignment_id,
+        "--assignment-id goes with --format canvas (a Moodle worksheet is one assignment)",
+    )
+    p.refuse(lambda a: a.format != "moodle" and a.notebook, "--notebook goes with --format moodle")
+    p.refuse(
+        lambda a: a.format == "csv" and (a.roster or a.assignment_id),
+        "--roster and --assignment-id go with --format canvas (--roster also with --format moodle)",
+    )
     p.set_defaults(func=_export)
 
     p = sub.add_parser("report", help="write DIR/<notebook>.html: the class report (no grading again)")
@@ -363,23 +418,10 @@ def build_parser() -> argparse.ArgumentParser:
         default="visible",
         help="when students see each test's result (Gradescope's setting; default: %(default)s)",
     )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=config.CELL_TIMEOUT_S,
-        help="wall-clock seconds per cell (default: %(default)s)",
-    )
-    p.add_argument(
-        "--notebook-timeout",
-        type=float,
-        default=None,
-        help="wall-clock seconds per notebook (default: 420, under Gradescope's default 10 minutes per run)",
-    )
-    p.add_argument(
-        "--memory",
-        type=float,
-        default=config.SANDBOX_MEMORY_BYTES / (1 << 30),
-        help="address-space limit of the notebook's process in GiB, 0 for none (default: %(default)g)",
+    _with_limits(
+        p,
+        notebook_timeout="420, under Gradescope's default 10 minutes per run",
+        memory=f"{config.SANDBOX_MEMORY_BYTES >> 30}",
     )
     p.set_defaults(func=_gradescope)
 
@@ -393,16 +435,23 @@ def build_parser() -> argparse.ArgumentParser:
         "(chapters up to NN open, the exercises before NN past their deadline)",
     )
     when.add_argument(
-        "--at", metavar="TIME", help="the tree at this time of the calendar in chapters.yml (ISO 8601; default: now)"
+        "--at",
+        metavar="TIME",
+        type=_argument(parse_time),
+        help="the tree at this time of the calendar in chapters.yml (ISO 8601; default: now)",
     )
     p.set_defaults(func=_publish)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit status: 0 done; 1 `release --check` found stale notebooks, or `grade` left
+    submissions ungraded because the grader failed; 2 a usage error (argparse's, or a `UsageError`: its message,
+    no traceback); 3 `grade --verify` found a grade that did not repeat. Any other exception is a bug: its
+    traceback is shown."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (FileNotFoundError, ValueError, ConnectionError) as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -278,9 +278,11 @@ def publish(
         try:
             stale = release(check=True)
         except SourceError as exc:
-            raise PublishError(f"solutions/ has problems:\n{exc}") from exc
+            raise PublishError(str(exc)) from exc
         if stale:
-            names = ", ".join(str(Path(p).relative_to(root)) if Path(p).is_relative_to(root) else str(p) for p in stale)
+            names = ", ".join(
+                str(s.path.relative_to(root)) if s.path.is_relative_to(root) else str(s.path) for s in stale
+            )
             raise PublishError(
                 f"the student notebooks are out of date with solutions/ ({names}): run `make release` first"
             )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -55,6 +56,7 @@ from autograder.model.notebooks import (
     released_path,
     solution_paths,
     solution_region_lines,
+    split_test,
     without_hidden_tests,
 )
 
@@ -273,6 +275,10 @@ def validate_sources(paths: list[Path]) -> None:
             if not float(nbgrader_meta(cell).get("points", 0)) > 0:
                 problems.append(f"{where}: test cell {gid!r} has no points")
             try:
+                split_test(cell.source)
+            except ValueError as exc:  # the grader could not split it into its probe and judge when grading
+                problems.append(f"{where}: test cell {gid!r}: {exc}")
+            try:
                 tree = ast.parse(cell.source)
             except SyntaxError as exc:
                 problems.append(f"{where}: test cell {gid!r} is not valid Python: {exc}")
@@ -287,23 +293,19 @@ def validate_sources(paths: list[Path]) -> None:
                 ):
                     problems.append(f"{where}: test cell {gid!r} line {node.lineno}: assert_close without msg=")
     if problems:
-        raise SourceError("\n".join(problems))
+        raise SourceError("the source notebooks have problems:\n" + "\n".join(problems))
 
 
-class StaleFiles(list):
-    """The files out of date (a list of paths), with the reasons known for some: path -> lines."""
+@dataclass(frozen=True)
+class StaleFile:
+    """A file out of date with solutions/ (written by `release`, or that would be with check=True), and why, when
+    more can be said than that it differs (a source notebook's stale provided cells)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.reasons: dict[Path, list[str]] = {}
-
-    def add(self, path: Path, reasons: list[str] | None = None) -> None:
-        self.append(path)
-        if reasons:
-            self.reasons[path] = list(reasons)
+    path: Path
+    reasons: tuple[str, ...] = ()
 
 
-def release(check: bool = False, solutions_dir: Path | None = None, release_dir: Path | None = None) -> StaleFiles:
+def release(check: bool = False, solutions_dir: Path | None = None, release_dir: Path | None = None) -> list[StaleFile]:
     """Write (or, with check=True, only compare) every student notebook.
 
     Provided cells of the source notebooks are regenerated first (and, unless check=True,
@@ -315,12 +317,12 @@ def release(check: bool = False, solutions_dir: Path | None = None, release_dir:
         raise SourceError(f"no source notebooks in {solutions_dir or config.SOLUTIONS_DIR}")
     validate_sources(paths)
     module = ProvidedModule()
-    stale = StaleFiles()
+    stale: list[StaleFile] = []
     for path in paths:
         source = read(path)
         changed = refresh_provided_cells(source, path.name, module)
         if changed:
-            stale.add(path, changed)
+            stale.append(StaleFile(path, tuple(changed)))
             if not check:
                 path.write_text(nbformat.writes(source) + "\n", encoding="utf-8")
         target = released_path(path, release_dir)
@@ -328,7 +330,7 @@ def release(check: bool = False, solutions_dir: Path | None = None, release_dir:
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:
             continue
-        stale.add(target)
+        stale.append(StaleFile(target))
         if not check:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")

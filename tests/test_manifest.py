@@ -200,9 +200,10 @@ def test_cli_publish_through_says_what_it_published(tmp_path, capsys):
     assert autograder_main(["publish", "--out", str(tmp_path / "out"), "--through", "03"]) == 0
     out = capsys.readouterr().out
     assert "Published through chapter 03: chapters 00, 01, 02, 03; the course code answering exercises 01, 02" in out
-    assert autograder_main(["publish", "--out", str(tmp_path / "out"), "--at", "next week"]) == 2
-    assert "not an ISO 8601 time" in capsys.readouterr().err
-    assert autograder_main(["publish", "--out", str(tmp_path / "out"), "--through", "42"]) == 1
+    with pytest.raises(SystemExit) as refused:  # argparse's refusal: --at's type
+        autograder_main(["publish", "--out", str(tmp_path / "out"), "--at", "next week"])
+    assert refused.value.code == 2 and "not an ISO 8601 time" in capsys.readouterr().err
+    assert autograder_main(["publish", "--out", str(tmp_path / "out"), "--through", "42"]) == 2
     assert "no chapter '42'" in capsys.readouterr().err
 
 

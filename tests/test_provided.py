@@ -199,8 +199,9 @@ def test_release_regenerates_a_stale_provided_cell(tmp_path):
     )
 
     stale = release(check=True, solutions_dir=solutions, release_dir=released)
-    assert stale == [source, released / "99_test.ipynb"]
-    assert stale.reasons[source] == ["99_test.ipynb cell 1 (tp_provided): provided code differs from provided.py"]
+    assert [s.path for s in stale] == [source, released / "99_test.ipynb"]
+    assert stale[0].reasons == ("99_test.ipynb cell 1 (tp_provided): provided code differs from provided.py",)
+    assert stale[1].reasons == (), "a released notebook differs; no more is said"
     assert "an old version" in source.read_text(encoding="utf-8"), "--check must not write"
 
     release(solutions_dir=solutions, release_dir=released)

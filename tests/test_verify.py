@@ -56,14 +56,14 @@ def verified(tmp_path_factory):
     grade(subs, Options(workdir=work), out=io.StringIO())
     out = io.StringIO()
     checked = verify(subs, Options(workdir=work), fraction=1.0, seed=1, out=out)
-    return root, work, {c["student"]: c for c in checked}, out.getvalue()
+    return root, work, {c.student: c for c in checked}, out.getvalue()
 
 
 def test_verify_flags_unseeded_randomness_only(verified):
     _, _, checked, out = verified
     assert sorted(checked) == ["ada", "dicer", "gambler"]
-    assert checked["gambler"]["differences"], out
-    assert not checked["ada"]["differences"] and not checked["dicer"]["differences"], out
+    assert checked["gambler"].differences, out
+    assert not checked["ada"].differences and not checked["dicer"].differences, out
     assert "1 with DIFFERENT per-cell points" in out and "gambler" in out
 
 
@@ -98,8 +98,8 @@ def test_verify_samples_with_its_seed(verified, tmp_path):
         verify(root / "submissions", Options(workdir=copy, retries=0), 0.5, seed=3, runner=fake, out=io.StringIO())
         for _ in range(2)
     ]
-    assert [e["student"] for e in picked[0]] == [e["student"] for e in picked[1]] and len(picked[0]) == 2
-    assert all(e["error"] for e in picked[0])
+    assert [e.student for e in picked[0]] == [e.student for e in picked[1]] and len(picked[0]) == 2
+    assert all(e.error and not e.differences for e in picked[0])
 
 
 def test_no_catalogue_submission_changes_when_graded_again(catalogues, catalogue_dir, catalogue_workdir):
@@ -107,4 +107,4 @@ def test_no_catalogue_submission_changes_when_graded_again(catalogues, catalogue
     checked = verify(catalogue_dir, Options(workdir=catalogue_workdir, notebooks=[NOTEBOOK]), fraction=1.0, out=out)
     print(out.getvalue().strip().splitlines()[-1])
     assert len(checked) == len(catalogues[NOTEBOOK])
-    assert not [c for c in checked if c["differences"] or c["error"]], out.getvalue()
+    assert not [c for c in checked if c.differences or c.error], out.getvalue()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from autograder import config
+from autograder.errors import InputError
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
@@ -29,7 +30,7 @@ from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeState, load
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
-from autograder.model.records import Job, Result, Submission
+from autograder.model.records import CellDifference, Job, Regrade, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
 from autograder.store.gradebook import Writer, load_result
@@ -96,12 +97,12 @@ def grade(
     names = options.notebooks or notebooks_present(intake, released)
     unknown = sorted(set(names) - set(released))
     if unknown:
-        raise ValueError(f"no source notebook for {', '.join(unknown)} (known: {', '.join(released)})")
+        raise InputError(f"no source notebook for {', '.join(unknown)} (known: {', '.join(released)})")
     found = collect(intake, names)
     if options.students:
         unknown_students = sorted(set(options.students) - {s.student for s in found})
         if unknown_students:
-            raise ValueError(f"no submissions of {', '.join(unknown_students)} in {intake.source}")
+            raise InputError(f"no submissions of {', '.join(unknown_students)} in {intake.source}")
         found = [s for s in found if s.student in options.students]
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
@@ -244,6 +245,13 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
     return "\n".join(lines)
 
 
+def sample_fraction(fraction: float) -> float:
+    """The share of graded submissions `verify` grades again: more than none, at most all."""
+    if not 0 < fraction <= 1:
+        raise InputError(f"the share of submissions to grade again is in (0, 1], such as 0.1, not {fraction:g}")
+    return fraction
+
+
 def verify(
     submissions: Path | IntakeState | None,
     options: Options | None = None,
@@ -251,20 +259,19 @@ def verify(
     seed: int = 0,
     runner: GradeJob = execute_submission,
     out: TextIO = sys.stdout,
-) -> list[dict]:
+) -> list[Regrade]:
     """Grade a seeded random sample of the already graded submissions again, each in a fresh
     sandbox, and compare per-cell points with the stored results (which are not changed). The submissions are
     the intake `grade` laid out in the work dir (`submissions`, when given, must be the input it was given).
 
-    Returns one entry per submission graded again: {student, notebook, differences: [{cell,
-    first, second}]}; also written to `<workdir>/verify.json` for the report."""
+    Returns one Regrade per submission graded again (by notebook, then student); also written to
+    `<workdir>/verify.json` for the report."""
     import json
     import random
 
     from autograder.store.gradebook import atomic_write
 
-    if not 0 < fraction <= 1:
-        raise ValueError(f"--verify takes a fraction in (0, 1], not {fraction}")
+    fraction = sample_fraction(fraction)
     options = options or Options()
     released = notebook_names(options.solutions_dir)
     intake = submissions if isinstance(submissions, IntakeState) else load(options.workdir)
@@ -296,7 +303,7 @@ def verify(
     )
     if options.sandboxed:
         check_available()
-    checked: list[dict] = []
+    checked: list[Regrade] = []
     shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
     jobs = [
         Job(stored[k][0], sources[k[1]], options.limits, sandboxed=options.sandboxed, harden=options.harden)
@@ -304,38 +311,39 @@ def verify(
     ]
     for again in LocalPool(options.workers).run(jobs, runner, options.retries):
         first = stored[(again.student, again.notebook)][1]
-        differences: list[dict] = []
-        entry = {
-            "student": again.student,
-            "notebook": again.notebook,
-            "differences": differences,
-            "error": again.internal_error,
-        }
-        if not again.internal_error:
-            points = {c.grade_id: c.points for c in again.cells}
-            for cell in first.cells:
-                if points.get(cell.grade_id) != cell.points:
-                    differences.append(
-                        {"cell": cell.grade_id, "first": cell.points, "second": points.get(cell.grade_id, 0.0)}
-                    )
-        checked.append(entry)
+        points = {c.grade_id: c.points for c in again.cells}
+        differences = (
+            ()
+            if again.internal_error
+            else tuple(
+                CellDifference(cell.grade_id, cell.points, points.get(cell.grade_id, 0.0))
+                for cell in first.cells
+                if points.get(cell.grade_id) != cell.points
+            )
+        )
+        checked.append(Regrade(again.student, again.notebook, differences, again.internal_error))
     shutdown_servers()
-    checked.sort(key=lambda e: (e["notebook"], e["student"]))
-    differ = [e for e in checked if e["differences"]]
+    checked.sort(key=lambda e: (e.notebook, e.student))
+    differ = [e for e in checked if e.differences]
     lines = [
         "",
         f"Verify: {len(checked)} submission(s) graded again; "
         + (f"{len(differ)} with DIFFERENT per-cell points:" if differ else "every grade repeated exactly."),
     ]
     for e in differ:
-        cells = ", ".join(f"{d['cell']} {d['first']:g} -> {d['second']:g}" for d in e["differences"])
-        lines.append(f"  {e['student']} {e['notebook']}: {cells}")
-    errors = [e for e in checked if e["error"]]
+        cells = ", ".join(f"{d.cell} {d.first:g} -> {d.second:g}" for d in e.differences)
+        lines.append(f"  {e.student} {e.notebook}: {cells}")
+    errors = [e for e in checked if e.error]
     if errors:
         lines.append(
-            f"  {len(errors)} could not be graded again (grader failure): {', '.join(e['student'] for e in errors)}"
+            f"  {len(errors)} could not be graded again (grader failure): {', '.join(e.student for e in errors)}"
         )
     print("\n".join(lines), file=out, flush=True)
-    record = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "fraction": fraction, "seed": seed, "checked": checked}
+    record = {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "fraction": fraction,
+        "seed": seed,
+        "checked": [e.to_json() for e in checked],
+    }
     atomic_write(Path(options.workdir) / "verify.json", json.dumps(record, indent=1))
     return checked

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from autograder.errors import InputError, MissingInput
 from autograder.model.records import LateRecord
 
 _POLICY = re.compile(
@@ -58,13 +59,19 @@ class Policy:
 def parse_policy(text: str) -> Policy:
     match = _POLICY.match(text or "")
     if not match:
-        raise ValueError(f"late policy {text!r} not understood: write it as '10%/day, max 3 days'")
+        raise InputError(f"late policy {text!r} not understood: write it as '10%/day, max 3 days'")
     return Policy(float(match["pct"]) / 100, int(match["max"]) if match["max"] else None, text.strip())
 
 
 def parse_time(text: str) -> datetime:
     """An ISO 8601 time; without a zone it is this machine's local time."""
-    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(
+            f"{text!r} is not an ISO 8601 time such as 2027-02-01T09:00 (this machine's time zone unless one is given, "
+            "as in 2027-02-01T09:00Z or 2027-02-01T09:00+01:00)"
+        ) from None
     return value if value.tzinfo else value.astimezone()
 
 
@@ -81,17 +88,26 @@ def final_score(score: float, penalty: float) -> float:
 def read_timestamps(path: Path) -> dict[tuple[str, str | None], datetime]:
     """{(student, notebook or None): time} from a CSV with student, submitted_at[, notebook]."""
     out = {}
-    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        missing = {"student", "submitted_at"} - set(reader.fieldnames or [])
-        if missing:
-            raise ValueError(
-                f"{path}: needs the columns student and submitted_at (missing {', '.join(sorted(missing))})"
-            )
-        for row in reader:
-            if not (row.get("student") or "").strip() or not (row.get("submitted_at") or "").strip():
-                continue
-            out[(row["student"].strip(), (row.get("notebook") or "").strip() or None)] = parse_time(row["submitted_at"])
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.DictReader(handle)
+            missing = {"student", "submitted_at"} - set(reader.fieldnames or [])
+            if missing:
+                raise InputError(
+                    f"{path}: needs the columns student and submitted_at (missing {', '.join(sorted(missing))})"
+                )
+            for row in reader:
+                if not (row.get("student") or "").strip() or not (row.get("submitted_at") or "").strip():
+                    continue
+                try:
+                    when = parse_time(row["submitted_at"])
+                except InputError as exc:
+                    raise InputError(f"{path} line {reader.line_num}: {exc}") from None
+                out[(row["student"].strip(), (row.get("notebook") or "").strip() or None)] = when
+    except FileNotFoundError:
+        raise MissingInput(f"--timestamps {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"--timestamps {path} cannot be read as a CSV file: {exc}") from None
     return out
 
 

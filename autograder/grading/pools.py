@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from autograder.errors import InputError, Unreachable
 from autograder.grading.execute import execute_submission, zero_result
 from autograder.model.records import Job, Result
 from autograder.sandbox import shutdown_servers
@@ -109,9 +110,9 @@ class DaskPool:
             try:
                 count = int(scheduler.split(":", 1)[1])
             except ValueError:
-                raise ValueError(f"--scheduler local:N takes a number of workers, not {scheduler!r}") from None
+                raise InputError(f"--scheduler local:N takes a number of workers, not {scheduler!r}") from None
             if count < 1:
-                raise ValueError(f"--scheduler local:N needs N >= 1, got {count}")
+                raise InputError(f"--scheduler local:N needs N >= 1, got {count}")
             # one thread per worker process: each runs one sandbox at a time, like a local worker
             self.cluster = LocalCluster(
                 n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
@@ -121,7 +122,7 @@ class DaskPool:
             try:
                 self.client = Client(scheduler, timeout=config.DASK_CONNECT_TIMEOUT_S)
             except OSError as exc:
-                raise ConnectionError(
+                raise Unreachable(
                     f"could not reach the Dask scheduler at {scheduler}: {exc} "
                     "(is `dask scheduler` running there, and the port open?)"
                 ) from None

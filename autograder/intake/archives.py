@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from autograder import config
+from autograder.errors import InputError
 from autograder.intake.names import short
 
 # what reading one damaged member can raise (zipfile: BadZipFile for a bad CRC or a short member, EOFError,
@@ -89,16 +90,16 @@ def zip_entries(archive: Path) -> list[Entry]:
     try:
         members = declared_members(archive)
     except (OSError, struct.error) as exc:
-        raise ValueError(f"{archive} is not a readable zip file ({exc})") from exc
+        raise InputError(f"{archive} is not a readable zip file ({exc})") from exc
     if members > config.MAX_ZIP_MEMBERS:
-        raise ValueError(
+        raise InputError(
             f"{archive} holds up to {members:,} members, more than the {config.MAX_ZIP_MEMBERS:,} an export of a class "
             "can have: is it the right file?"
         )
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise ValueError(f"{archive} is not a readable zip file ({exc})") from exc
+        raise InputError(f"{archive} is not a readable zip file ({exc})") from exc
     entries: list[Entry] = []
     total = 0
     with zf:

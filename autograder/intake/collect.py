@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import config
+from autograder.errors import MissingInput
 from autograder.intake.archives import over_the_limit
 from autograder.intake.names import Upload, choose_latest, duplicate_number, released_name
 from autograder.intake.state import IntakeState, NotebookIntake
@@ -118,7 +119,7 @@ def _state(intake: IntakeState | Path) -> IntakeState:
         return intake
     folder = Path(intake)
     if not folder.is_dir():
-        raise FileNotFoundError(f"submissions folder {folder} does not exist")
+        raise MissingInput(f"submissions folder {folder} does not exist")
     names = [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
     students = {student: name for name, student in student_ids(names, "student folder", []).items()}
     return IntakeState(source=folder.resolve(), source_sha256="", folder=folder, students=students)

@@ -30,6 +30,7 @@ import re
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
+from autograder.errors import InputError, MissingInput
 from autograder.intake.archives import Entry
 from autograder.intake.names import Upload, duplicate_number, usable_student_id
 
@@ -101,10 +102,15 @@ def is_lms_folder(folder: Path) -> bool:
 
 def _roster_rows(path: Path) -> tuple[list[dict[str, str]], dict[str, str]]:
     """The rows of a roster CSV and {lower-case column name: column name}."""
-    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.DictReader(handle))
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+    except FileNotFoundError:
+        raise MissingInput(f"roster {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"roster {path} cannot be read as a CSV file: {exc}") from None
     if not rows:
-        raise ValueError(f"roster {path} is empty")
+        raise InputError(f"roster {path} is empty")
     return rows, {name.strip().lower(): name for name in rows[0] if name}
 
 
@@ -137,7 +143,7 @@ def read_roster(path: Path) -> dict[str, str]:
     id_col = columns.get("id")
     name_col = columns.get("student") if "sis login id" not in columns else columns["sis login id"]
     if not id_col or not name_col:
-        raise ValueError(
+        raise InputError(
             f"roster {path}: needs the columns id and student (or Canvas's ID and SIS Login ID / Student, or "
             "Moodle's grading worksheet: Identifier and Full name)"
         )

@@ -28,6 +28,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 
+from autograder.errors import MissingInput
 from autograder.intake.archives import Entry, climbs_out, folder_entries, zip_entries
 from autograder.intake.lms import MOODLE, is_lms_folder, lms_upload, read_roster, roster_times
 from autograder.intake.names import (
@@ -52,7 +53,7 @@ def prepare(
     """Lay `source` out, write the record into `workdir`, print the notes to `out`, and return the record."""
     source = Path(source)
     if not source.exists():
-        raise FileNotFoundError(f"submissions folder or zip {source} does not exist")
+        raise MissingInput(f"submissions folder or zip {source} does not exist")
     roster = read_roster(roster_path) if roster_path else {}
     notes: list[str] = []
     submitted = nbgrader_submitted(source) if source.is_dir() else None

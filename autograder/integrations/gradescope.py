@@ -46,12 +46,14 @@ import sys
 import tempfile
 import time
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.errors import InputError
 from autograder.grading.execute import execute_submission
 from autograder.intake.collect import collect
 from autograder.model.notebooks import (
@@ -120,6 +122,49 @@ cd "$ROOT" && PYTHONPATH="$ROOT/source/grader" exec "$PYTHON" -m autograder.inte
 """
 
 
+def gradescope_limits() -> Limits:
+    """A zip's limits unless told otherwise: the notebook stops before Gradescope stops the run, and the memory
+    limit is the grader's (Gradescope's containers have no GPU, whatever the machine that builds the zip has)."""
+    return Limits(notebook_timeout_s=NOTEBOOK_TIMEOUT_S, memory_bytes=config.SANDBOX_MEMORY_BYTES)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """gradescope.json: what `autograder gradescope` was told when it built the zip (the notebook, when students
+    see each test's result, the limits), read back in the container for every submission."""
+
+    notebook: str
+    visibility: str = "visible"  # one of VISIBILITY
+    limits: Limits = field(default_factory=lambda: gradescope_limits())
+    grader_version: str = config.GRADER_VERSION  # of the grader that built the zip
+
+    def to_json(self) -> dict:
+        return {
+            "notebook": self.notebook,
+            "visibility": self.visibility,
+            "grader_version": self.grader_version,
+            "limits": {
+                "cell_timeout_s": self.limits.cell_timeout_s,
+                "notebook_timeout_s": self.limits.notebook_timeout_s,
+                "memory_bytes": self.limits.memory_bytes,
+                "processes": self.limits.processes,
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> Settings:
+        given = data.get("limits", {})
+        limits = Limits(
+            cell_timeout_s=float(given.get("cell_timeout_s", config.CELL_TIMEOUT_S)),
+            notebook_timeout_s=float(given.get("notebook_timeout_s", NOTEBOOK_TIMEOUT_S)),
+            memory_bytes=int(given.get("memory_bytes", config.SANDBOX_MEMORY_BYTES)),
+            processes=int(given.get("processes", config.SANDBOX_PROCESSES)),
+        )
+        return cls(
+            str(data["notebook"]), str(data.get("visibility", "visible")), limits, str(data.get("grader_version", ""))
+        )
+
+
 # --- the zip --------------------------------------------------------------------------------------------
 
 
@@ -147,7 +192,7 @@ def grading_notebook(source: NotebookNode) -> NotebookNode:
     if [(c.cell_type, c.source, c.metadata) for c in released.cells] != [
         (c.cell_type, c.source, c.metadata) for c in expected.cells
     ]:
-        raise ValueError("the notebook without its solutions releases differently: check its solution markers")
+        raise InputError("the notebook without its solutions releases differently: check its solution markers")
     return nb
 
 
@@ -161,7 +206,7 @@ def requirements(root: Path = config.REPO_ROOT) -> str:
     pins = {re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0].lower(): spec for spec in project["dependencies"]}
     missing = [name for name in REQUIREMENTS if name not in pins]
     if missing:
-        raise ValueError(f"pyproject.toml has no dependency {', '.join(missing)}")
+        raise InputError(f"pyproject.toml has no dependency {', '.join(missing)}")
     head = "# Written by `autograder gradescope` from the course repository's pyproject.toml."
     return "\n".join([head] + [pins[name] for name in REQUIREMENTS]) + "\n"
 
@@ -175,24 +220,14 @@ def build_zip(
 ) -> list[str]:
     """Write Gradescope's autograder zip for `notebook` (reproducible: fixed times, sorted); returns its members."""
     if visibility not in VISIBILITY:
-        raise ValueError(f"visibility {visibility!r}: one of {', '.join(VISIBILITY)}")
-    limits = limits or Limits(notebook_timeout_s=NOTEBOOK_TIMEOUT_S)
+        raise InputError(f"visibility {visibility!r}: one of {', '.join(VISIBILITY)}")
+    settings = Settings(notebook, visibility, limits or gradescope_limits())
     source = read(source_notebook(notebook, solutions_dir))
-    settings = {
-        "notebook": notebook,
-        "visibility": visibility,
-        "grader_version": config.GRADER_VERSION,
-        "limits": {
-            "cell_timeout_s": limits.cell_timeout_s,
-            "notebook_timeout_s": limits.notebook_timeout_s,
-            "memory_bytes": limits.memory_bytes,
-        },
-    }
     members: dict[str, tuple[bytes, int]] = {
         "setup.sh": (SETUP_SH.replace("__TORCH_INDEX__", TORCH_CPU_INDEX).encode(), 0o755),
         "run_autograder": (RUN_AUTOGRADER.encode(), 0o755),
         "requirements.txt": (requirements().encode(), 0o644),
-        SETTINGS: (json.dumps(settings, indent=1, sort_keys=True).encode() + b"\n", 0o644),
+        SETTINGS: (json.dumps(settings.to_json(), indent=1, sort_keys=True).encode() + b"\n", 0o644),
         f"notebook/{notebook}.ipynb": (nbformat.writes(grading_notebook(source)).encode(), 0o644),
     }
     package = Path(__file__).resolve().parent.parent
@@ -216,8 +251,8 @@ def build_zip(
 # --- in Gradescope's container ----------------------------------------------------------------------------
 
 
-def _settings(root: Path) -> dict:
-    return json.loads((root / "source" / SETTINGS).read_text(encoding="utf-8"))
+def _settings(root: Path) -> Settings:
+    return Settings.from_json(json.loads((root / "source" / SETTINGS).read_text(encoding="utf-8")))
 
 
 def lock_down(root: Path) -> list[str]:
@@ -250,19 +285,10 @@ def isolation() -> str:
     return "bwrap"
 
 
-def _limits(settings: dict) -> Limits:
-    given = settings.get("limits", {})
-    return Limits(
-        cell_timeout_s=float(given.get("cell_timeout_s", config.CELL_TIMEOUT_S)),
-        notebook_timeout_s=float(given.get("notebook_timeout_s", NOTEBOOK_TIMEOUT_S)),
-        memory_bytes=int(given.get("memory_bytes", config.SANDBOX_MEMORY_BYTES)),
-    )
-
-
-def results_json(result: Result, source: NotebookNode, settings: dict, seconds: float, mode: str) -> dict:
+def results_json(result: Result, source: NotebookNode, settings: Settings, seconds: float, mode: str) -> dict:
     """Gradescope's results.json of one graded submission."""
     hidden = secret_lines(source)
-    visibility = settings.get("visibility", "visible")
+    visibility = settings.visibility
     tests = []
     for number, cell in enumerate(result.cells, 1):
         message = "passed" if cell.passed else redact(cell.message or "failed", hidden, MAX_MESSAGE_CHARS)
@@ -324,7 +350,7 @@ def run(root: Path = ROOT, out=sys.stdout) -> int:
     started = time.monotonic()
     root = Path(root)
     settings = _settings(root)
-    notebook = settings["notebook"]
+    notebook = settings.notebook
     for line in lock_down(root):
         print(line, file=out)
     source_path = root / "source" / "notebook" / f"{notebook}.ipynb"
@@ -341,7 +367,7 @@ def run(root: Path = ROOT, out=sys.stdout) -> int:
         if submission.is_dir():
             _gather(submission, private / "student")
         sub = collect(private, [notebook])[0]
-        job = Job(sub, source_path, _limits(settings), sandboxed=mode == "bwrap", unprivileged=mode == "uid")
+        job = Job(sub, source_path, settings.limits, sandboxed=mode == "bwrap", unprivileged=mode == "uid")
         result = execute_submission(job)
         if result.internal_error:
             print(f"the grader failed ({result.internal_error}); trying once more", file=out)
@@ -374,11 +400,11 @@ def check(root: Path = ROOT, out=sys.stdout) -> int:
         problems.append("run_autograder must run as root (Gradescope runs it as root)")
     try:
         settings = _settings(root)
-        source = read(root / "source" / "notebook" / f"{settings['notebook']}.ipynb")
+        source = read(root / "source" / "notebook" / f"{settings.notebook}.ipynb")
         points = max_points(source)
         print(
-            f"notebook {settings['notebook']}: {len(points)} graded cells, {sum(points.values()):g} points, "
-            f"visibility {settings['visibility']}",
+            f"notebook {settings.notebook}: {len(points)} graded cells, {sum(points.values()):g} points, "
+            f"visibility {settings.visibility}",
             file=out,
         )
     except (OSError, KeyError, ValueError) as exc:

@@ -24,6 +24,7 @@ from nbgrader.preprocessors import (
 )
 
 from autograder import config
+from autograder.errors import MissingInput
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -141,7 +142,8 @@ def read(path: Path) -> NotebookNode:
 def source_notebook(name: str, solutions_dir: Path | None = None) -> Path:
     path = Path(solutions_dir or config.SOLUTIONS_DIR) / f"{name}.ipynb"
     if not path.exists():
-        raise FileNotFoundError(f"no source notebook {path}")
+        known = ", ".join(notebook_names(solutions_dir)) or "none"
+        raise MissingInput(f"no source notebook {path} (the notebooks are {known})")
     return path
 
 

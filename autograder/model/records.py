@@ -4,6 +4,8 @@ A `Submission` (what `intake.collect` found for one student and notebook) and th
 a `Job` (with the sandbox's `Limits`), which `grading.execute` turns into a `Result` (per test cell a
 `CellResult`; lateness, when a deadline was given, a `LateRecord`). Results are what the work dir keeps
 (`store.gradebook`), what Dask ships back from a worker, and what feedback, export and report read.
+`grade --verify` grades a sample again: a `Regrade` per submission, with a `CellDifference` for each cell
+whose points differ (`<workdir>/verify.json`, which the report reads).
 
 The bottom of the package with `model.notebooks`: it imports only the settings.
 """
@@ -118,3 +120,31 @@ class Result:
         data["cells"] = [CellResult(**c) for c in data["cells"]]
         data["late"] = LateRecord(**data["late"]) if data.get("late") else None  # older records: {}
         return cls(**data)
+
+
+@dataclass(frozen=True)
+class CellDifference:
+    """A test cell whose points differ between the stored grading and the second one."""
+
+    cell: str  # its grade_id
+    first: float
+    second: float
+
+
+@dataclass(frozen=True)
+class Regrade:
+    """One submission graded again by `grade --verify`: the cells whose points differ (none: the grade repeats),
+    or `error` when the grader itself failed the second time (then nothing was compared)."""
+
+    student: str
+    notebook: str
+    differences: tuple[CellDifference, ...] = ()
+    error: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Regrade:
+        differences = tuple(CellDifference(**d) for d in data.get("differences", []))
+        return cls(str(data["student"]), str(data["notebook"]), differences, str(data.get("error", "")))

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from autograder import config
+from autograder.errors import InputError, MissingInput
 from autograder.grading.late import final_score
 from autograder.model.notebooks import max_points, notebook_names, read, source_notebook
 from autograder.reporting import similarity
@@ -57,7 +58,7 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     out: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
     if db.startswith("sqlite:///") and not Path(db[len("sqlite:///") :]).exists():
-        raise FileNotFoundError(f"no gradebook at {db[len('sqlite:///') :]}: run `autograder grade` first")
+        raise MissingInput(f"no gradebook at {db[len('sqlite:///') :]}: run `autograder grade` first")
     known = notebook_names()
     with open_gradebook(db) as gb:
         assignments = sorted(
@@ -141,7 +142,7 @@ def canvas_rows(
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
     unknown = sorted(set(assignment_ids) - set(notebooks))
     if unknown:
-        raise ValueError(f"--assignment-id names notebook(s) not in the gradebook: {', '.join(unknown)}")
+        raise InputError(f"--assignment-id names notebook(s) not in the gradebook: {', '.join(unknown)}")
     titles = [f"{n} ({assignment_ids[n]})" if n in assignment_ids else n for n in notebooks]
     maximum = {row["notebook"]: row["max_score"] for row in data}
     table: dict[str, dict[str, str]] = {}
@@ -241,13 +242,13 @@ def moodle_rows(
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
     if notebook is None:
         if len(notebooks) != 1:
-            raise ValueError(
+            raise InputError(
                 f"the gradebook holds {len(notebooks)} notebooks ({', '.join(notebooks)}): a Moodle worksheet is one "
                 "assignment, give --notebook NAME"
             )
         notebook = notebooks[0]
     if notebook not in notebooks:
-        raise ValueError(f"--notebook {notebook}: not in the gradebook ({', '.join(notebooks) or 'empty'})")
+        raise InputError(f"--notebook {notebook}: not in the gradebook ({', '.join(notebooks) or 'empty'})")
     hidden = secret_lines(read(source_notebook(notebook)))
     records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
     ids = lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}

@@ -24,8 +24,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from autograder import config
+from autograder.errors import MissingInput
 from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
-from autograder.model.records import Result
+from autograder.model.records import Regrade, Result
 from autograder.reporting.feedback import MAX_MESSAGE_CHARS
 from autograder.reporting.redact import redact
 from autograder.store.gradebook import atomic_write, executed_path, load_results
@@ -222,8 +223,8 @@ def _verify_section(workdir: Path, notebook: str) -> str:
             "any per-cell difference.</p>"
         )
     data = json.loads(path.read_text(encoding="utf-8"))
-    checked = [c for c in data.get("checked", []) if c["notebook"] == notebook]
-    differ = [c for c in checked if c["differences"]]
+    checked = [c for c in map(Regrade.from_json, data.get("checked", [])) if c.notebook == notebook]
+    differ = [c for c in checked if c.differences]
     out = [
         f"<p>Last run {_e(data.get('when', ''))}: {len(checked)} submission(s) graded again in a fresh sandbox "
         f"(sample fraction {data.get('fraction')}, seed {data.get('seed')}); "
@@ -233,10 +234,10 @@ def _verify_section(workdir: Path, notebook: str) -> str:
     if differ:
         out.append("<table>" + _header("student", "cell", "first run", "second run"))
         for c in differ:
-            for d in c["differences"]:
+            for d in c.differences:
                 out.append(
-                    f"<tr><td>{_e(c['student'])}</td><td>{_e(d['cell'])}</td><td class='num'>{d['first']:g}</td><td "
-                    f"class='num'>{d['second']:g}</td></tr>"
+                    f"<tr><td>{_e(c.student)}</td><td>{_e(d.cell)}</td><td class='num'>{d.first:g}</td><td "
+                    f"class='num'>{d.second:g}</td></tr>"
                 )
         out.append("</table>")
     return "\n".join(out)
@@ -434,7 +435,7 @@ def write_report(
     """Write out_dir/<notebook>.html for every notebook with results in the work dir."""
     results = load_results(workdir)
     if not results:
-        raise FileNotFoundError(f"no results in {Path(workdir) / config.RESULTS_DIR}: run `autograder grade` first")
+        raise MissingInput(f"no results in {Path(workdir) / config.RESULTS_DIR}: run `autograder grade` first")
     by_notebook: dict[str, list[Result]] = defaultdict(list)
     for r in results:
         by_notebook[r.notebook].append(r)

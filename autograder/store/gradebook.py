@@ -20,6 +20,7 @@ from nbformat import NotebookNode
 from sqlalchemy.exc import SAWarning
 
 from autograder import config
+from autograder.errors import InputError, Unreachable
 from autograder.model.notebooks import grade_id, is_solution_cell, max_points
 from autograder.model.records import Result
 
@@ -102,8 +103,8 @@ def _commit_without_waiting_for_the_disk(engine) -> None:
 
 
 def open_gradebook(url: str):
-    """nbgrader's Gradebook at `url` (SQLite file or any SQLAlchemy URL, e.g. PostgreSQL), or a
-    ConnectionError that names the database (password hidden) and says what went wrong."""
+    """nbgrader's Gradebook at `url` (SQLite file or any SQLAlchemy URL, e.g. PostgreSQL); when it cannot be
+    opened, `Unreachable` naming the database (password hidden) and what went wrong (`InputError` for no URL)."""
     import nbgrader.api
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import SQLAlchemyError
@@ -113,9 +114,12 @@ def open_gradebook(url: str):
     try:
         gradebook = nbgrader.api.Gradebook(url, course_id=config.COURSE_ID)
     except (SQLAlchemyError, ImportError) as exc:
-        shown = make_url(url).render_as_string(hide_password=True)
         first = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise ConnectionError(f"could not open the gradebook {shown}: {first}") from None
+        try:
+            shown = make_url(url).render_as_string(hide_password=True)
+        except SQLAlchemyError:  # not a URL at all: nothing to show that could not hold a password
+            raise InputError(f"--db is not an SQLAlchemy URL such as postgresql://user@host/db ({first})") from None
+        raise Unreachable(f"could not open the gradebook {shown}: {first}") from None
     gradebook.db.commit()
     _commit_without_waiting_for_the_disk(gradebook.engine)
     return gradebook
