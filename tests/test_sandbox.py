@@ -4,10 +4,11 @@ are retried and never stored, and --no-sandbox giving the same scores."""
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
-from autograder import cli, sandbox
+from autograder import cli, config, sandbox
 from autograder.grading.grade import Options, grade
 from autograder.sandbox import command, forkserver, run
 from autograder.store.gradebook import load_result
@@ -33,6 +34,31 @@ def test_grade_refuses_without_bubblewrap_and_says_how_to_fix_it(small_class, tm
     assert code == 2
     assert "apt-get install bubblewrap" in err and "--no-sandbox" in err
     assert not (tmp_path / "w" / "results").exists(), "nothing may be graded unsandboxed unless asked"
+
+
+def test_grade_refuses_a_sandbox_whose_kernel_cannot_have_namespaces_of_its_own(
+    small_class, tmp_path, monkeypatch, capsys
+):
+    """Nothing survives a student only where each submission's kernel gets namespaces of its own (a host that
+    restricts user namespaces: here bubblewrap's --disable-userns): refused with the reason, nothing graded."""
+    real = command.bwrap_command
+
+    def no_user_namespaces(limits, slot_number=0, fork_server=False):
+        cmd = real(limits, slot_number, fork_server)
+        setpriv = [i for i, part in enumerate(cmd) if part.endswith("/setpriv")]
+        if setpriv:  # as root: bubblewrap's own user namespace gives the uid setpriv would have
+            cmd = cmd[: setpriv[0]] + cmd[cmd.index("--", setpriv[0]) + 1 :]
+        at = next(i for i, part in enumerate(cmd) if part.endswith("/bwrap")) + 1
+        uid = str(config.SANDBOX_UID_BASE + slot_number if os.geteuid() == 0 else os.getuid())
+        return cmd[:at] + ["--unshare-user", "--uid", uid, "--gid", uid, "--disable-userns"] + cmd[at:]
+
+    monkeypatch.setattr(command, "bwrap_command", no_user_namespaces)
+    monkeypatch.setattr(command, "_checked", {})
+    code = cli.main(["grade", str(small_class), "--workdir", str(tmp_path / "w")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "could not isolate the notebook (unshare: " in err and "--no-sandbox" in err, err
+    assert not (tmp_path / "w" / "results").exists(), "nothing may be graded without namespaces of its own"
 
 
 def test_a_grader_failure_is_retried_reported_and_never_stored(small_class, tmp_path, monkeypatch):

@@ -214,7 +214,10 @@ def check_available() -> None:
     # restricts user namespaces, an AppArmor policy say, lets bubblewrap start as root but not this)
     isolate = (
         f"import os, sys; sys.path.insert(0, {os.path.dirname(RUNNER_IN_SANDBOX)!r}); "
-        "from runner.isolation import isolate; isolate(1 << 20); print(os.getuid())"
+        "from runner.isolation import isolate\n"
+        "try:\n    isolate(1 << 20)\n"
+        "except Exception as exc:\n    sys.exit(f'it could not isolate the notebook ({exc})')\n"
+        "print(os.getuid())"
     )
     probe = cmd[: cmd.index(sys.executable)] + [sys.executable, "-c", isolate]
     try:
