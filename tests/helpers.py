@@ -184,11 +184,11 @@ class OfflinePage:
 
 
 @contextmanager
-def offline_page(browser, path: Path, width: int = 1280) -> Iterator[OfflinePage]:
+def offline_page(browser, path: Path, width: int = 1280, **options) -> Iterator[OfflinePage]:
     """`path` opened in Chromium with every request but itself (and data: URLs) aborted, after the page and
-    its late console messages have settled."""
+    its late console messages have settled; `options` go to Playwright's new_context (color_scheme, ...)."""
     url = Path(path).as_uri()
-    context = browser.new_context(viewport={"width": width, "height": 900})
+    context = browser.new_context(viewport={"width": width, "height": 900}, **options)
     context.set_default_timeout(PAGE_TIMEOUT_MS)
     context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
     try:

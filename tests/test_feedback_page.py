@@ -521,3 +521,150 @@ def test_markdown_that_takes_minutes_to_render_is_shown_as_text(monkeypatch):
     assert "<pre>" + "\\begin{x}" * 10 in text, "the slow cell is shown as its text"
     header = html_unescape(text[text.index('<header class="ag-summary"') : text.index("</header>")])
     assert "are shown as plain text: this page had 3 s to render Markdown" in header, header
+
+
+# ---------------------------------------------------------------- WCAG 2.1 A/AA in light and dark (issue 33)
+# The page has a light and a dark colour scheme, chosen by the reader's system setting (prefers-color-scheme; it
+# runs no script, so it has no mode button): axe-core runs on both, at desktop and phone width, through Playwright's
+# color_scheme. axe is injected as an inline script, which the page's Content-Security-Policy forbids (no
+# script-src): the test's browser context bypasses the policy (bypass_csp) for that alone. The policy itself stays in
+# the page and is checked with it in force above (test_nothing_a_student_wrote..., test_math_still_renders...).
+SCHEMES = ("light", "dark")
+WIDTHS = (1280, 390)
+# the 256-colour escape codes a real IPython traceback uses (keywords in green), the 16 colours and their
+# backgrounds (the failing expression: black on yellow)
+TRACEBACK = [
+    "\x1b[31m---------------------------------------------------------------------------\x1b[39m",
+    "\x1b[31mValueError\x1b[39m                                Traceback (most recent call last)",
+    "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[4]\x1b[39m\x1b[32m, line 3\x1b[39m\n"
+    "\x1b[32m      1\x1b[39m \x1b[38;5;28;01mdef\x1b[39;00m\x1b[38;5;250m \x1b[39m\x1b[34mf\x1b[39m(x):\n"
+    "\x1b[32m----> \x1b[39m\x1b[32m3\x1b[39m \x1b[30;43mnp\x1b[39;49m\x1b[30;43m.\x1b[39;49m\x1b[30;43mones\x1b[39;49m"
+    "(\x1b[32m3\x1b[39m) @ x\n",
+    "\x1b[31mValueError\x1b[39m: matmul: Input operand 1 has a mismatch in its core dimension 0 "
+    "\x1b[35mmagenta\x1b[39m \x1b[33myellow\x1b[39m \x1b[37mwhite\x1b[39m \x1b[90mbright black\x1b[39m",
+]
+
+
+def _rich_nb() -> nbformat.NotebookNode:
+    """A failing notebook with what a student's page can hold before its tests: an output cut by the page's
+    bound, stderr, an Out[n] result, a real traceback, Markdown with a link, a table, fenced code and a formula."""
+    from autograder import config
+
+    cells = [
+        nbformat.v4.new_code_cell(
+            "print('x' * 2_000_000)\n1 + 1",
+            execution_count=4,
+            outputs=[
+                nbformat.v4.new_output("stream", name="stdout", text="x" * (config.MAX_DISPLAY_OUTPUT_CHARS + 1)),
+                nbformat.v4.new_output("stream", name="stderr", text="UserWarning: something\n"),
+                nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=4),
+                nbformat.v4.new_output("error", ename="ValueError", evalue="matmul", traceback=TRACEBACK),
+            ],
+        ),
+        nbformat.v4.new_markdown_cell(
+            "## My notes\n\nSee [the docs](https://pytorch.org/docs/) and `torch.nn.functional."
+            "scaled_dot_product_attention`.\n\n| n | time |\n|---|---|\n| 1 | 2 |\n\n"
+            "```python\ndef f(x):\n    return x @ x.T  # square\n```\n\n"
+            "$$\\text{softmax}\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right) V = \\text{weights}\\, V "
+            "\\quad\\text{for every query}$$"
+        ),
+    ]
+    executed, source, released, result = _graded(cells)
+    return feedback_notebook(result, executed, source, released)
+
+
+@pytest.fixture(scope="module")
+def rich_page(tmp_path_factory) -> Path:
+    text = render_html(_rich_nb(), trusted_header=True)
+    assert "[an output of " in text and "characters is not shown on this page]" in text, "the output was not cut"
+    body = text[text.index("<body") :]
+    assert "ansi-yellow-bg" in body and 'style="color: rgb(' in body, "the traceback has no colours"
+    path = tmp_path_factory.mktemp("rich") / "alice" / f"{NOTEBOOK}.html"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("which", ["failed tests", "cut output and traceback"])
+def test_feedback_pages_pass_axe(browser, page_file, rich_page, which, scheme, width):
+    import axe
+
+    path = page_file if which == "failed tests" else rich_page
+    with offline_page(browser, path, width=width, color_scheme=scheme, bypass_csp=True) as visit:
+        page = visit.page
+        background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        dark = sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 64
+        assert dark == (scheme == "dark"), f"the page is not in its {scheme} scheme: body background {background}"
+        found = axe.violations(page)
+        assert not found, f"{len(found)} WCAG 2.1 A/AA violation(s), {scheme} scheme, {width} px:\n" + "\n".join(
+            found[:30]
+        )
+        assert not visit.others and not visit.errors
+
+
+def test_on_a_phone_no_code_is_clipped_and_a_wide_formula_scrolls_by_keyboard(browser, rich_page):
+    with offline_page(browser, rich_page, width=390) as visit:
+        page = visit.page
+        clipped = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-InputArea-editor, .jp-InputArea, .jp-OutputArea-output')]
+                   .filter(e => getComputedStyle(e).overflowX === 'hidden' && e.scrollWidth > e.clientWidth + 1)
+                   .map(e => e.className)"""
+        )
+        assert not clipped, f"code or output cut off at 390 px: {clipped}"
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 390, "the page scrolls sideways"
+        box = page.locator("div.ag-formula").filter(has_text="every query").first
+        assert box.evaluate("e => e.scrollWidth > e.clientWidth"), "the test formula fits a phone: make it wider"
+        box.focus()
+        assert box.evaluate("e => document.activeElement === e"), "the formula's scroll box takes no focus"
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.activeElement.scrollLeft > 0")
+
+
+def _luminance(colour: str) -> float:
+    """WCAG 2.1's relative luminance of #rrggbb."""
+    channels = [int(colour.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+# What ANSI-coloured text can sit on: the scheme's own ANSI backgrounds, and the page's output and error backgrounds
+# (nbconvert's themes: white and #fdd; #111 and rgba(244, 67, 54, 0.28) over #111, about #511f1b) and code cells.
+PAGE_BACKGROUNDS = {"light": ["#ffffff", "#ffdddd"], "dark": ["#111111", "#511f1b"]}
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_every_ansi_colour_reads_on_every_background_of_its_scheme(scheme):
+    """axe checks the colours a page happens to use; every pair a student's output can make is checked here."""
+    from autograder.reporting.feedback import ANSI_BACKGROUND, ANSI_FOREGROUND, code_background
+
+    backgrounds = list(ANSI_BACKGROUND[scheme]) + PAGE_BACKGROUNDS[scheme] + [code_background(scheme)]
+    poor = [
+        (fg, bg, round(_contrast(fg, bg), 2))
+        for fg in ANSI_FOREGROUND[scheme]
+        for bg in backgrounds
+        if _contrast(fg, bg) < 4.5
+    ]
+    assert not poor, f"ANSI colours under 4.5:1 in the {scheme} scheme: {poor}"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_every_code_colour_reads_on_the_code_background(scheme):
+    from pygments.styles import get_style_by_name
+
+    from autograder.reporting.feedback import CODE_STYLES, code_background
+
+    style = get_style_by_name(CODE_STYLES[scheme])
+    colours = {f"#{s['color']}" for _, s in style if s["color"]}
+    poor = [
+        (c, round(_contrast(c, code_background(scheme)), 2))
+        for c in colours
+        if _contrast(c, code_background(scheme)) < 4.5
+    ]
+    assert colours and not poor, f"{CODE_STYLES[scheme]}: code colours under 4.5:1 on its background: {poor}"
