@@ -141,6 +141,9 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         # row's own** maximum ..., not one maximum of the whole tensor"; 02_attention_by_hand.md, "Why softmax
         # subtracts the max"
         "softmax_stable": ("softmax_no_max", "softmax_global_max"),
+        # notebook: "`softmax` **must not modify its input**: `x -= x.max(...)` changes the caller's tensor (the first
+        # check below tries it)"
+        "softmax_values": ("softmax_subtracts_in_place",),
         # 02_attention_by_hand.md, "Two common mistakes with this example": "Stating the scaled formula but computing
         # the unscaled numbers"; "Common mistakes with the scale": "Dividing by $d_k$ instead of $\sqrt{d_k}$"
         "sdpa_worked_examples": ("no_scale", "scale_by_dk"),
@@ -165,6 +168,11 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
     "04_self_attention": {
         # 04_self_and_cross_attention.md, "A common mistake: the query and the value swapped"
         "ch04_cross_attention": ("swapped_query_value",),
+        # notebook: "`w_v` | `nn.Linear(d_model, d_v or d_k, bias=False)` | ... (width `d_v`, or `d_k` when `d_v` is
+        # `None`)"
+        "ch04_projections": ("value_width_d_k",),
+        # notebook: "output = softmax(QK^T / sqrt(d_k)) V" with d_k the width of the queries, not d_model
+        "ch04_self_attention_values": ("scale_by_sqrt_d_model",),
     },
     "05_multi_head": {
         # 05_multi_head_attention.md, "Mistakes that keep the shape": merge without the transpose, split along the
@@ -178,6 +186,9 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         # notebook: "The values come from `value`, not from `key`: ... `w_v(key)` goes unnoticed there"
         "ch05_cross_attention": ("values_from_key",),
+        # notebook: "`nn.Linear(d_model, d_model, bias=bias)`"; "When `d_model` is not divisible by `num_heads`, the
+        # constructor raises a `ValueError` whose message says so"
+        "ch05_projections": ("bias_argument_ignored", "assert_without_message"),
         # 05_multi_head_attention.md: "`repeat` puts the masks in the order 0, 1, ..., 0, 1, ... and gives heads the
         # mask of another sequence"; "PyTorch's boolean masks mean the opposite of ours"
         "ch05_masks": ("mask_not_broadcast_over_heads", "mask_in_torch_convention"),
@@ -244,7 +255,14 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         "ch08_transformer_structure": ("generator_to_d_model",),
         # same: "... and a softmax inside the model"; notebook: "The embeddings are multiplied by $\sqrt{d_{model}}$,
         # not by $d_{model}$, and the positions are added to the target too"
-        "ch08_transformer_vs_torch": ("softmax_on_logits", "embeddings_scaled_by_d_model", "no_target_positions"),
+        "ch08_transformer_vs_torch": (
+            "softmax_on_logits",
+            "embeddings_scaled_by_d_model",
+            "no_target_positions",
+            # notebook: "`decode(tgt, memory, src_mask=None, tgt_mask=None)`: ... the source's padding mask is the
+            # decoder's memory mask"
+            "src_mask_not_in_decoder",
+        ),
     },
     "09_train_and_decode": {
         # 09_training.md, "A failure clinic": "**labels not shifted**"; notebook: "a label padded with anything else
@@ -269,7 +287,8 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         "ch10_generate_steps": ("length_counts_every_update", "whole_sequence_and_cache"),
         # notebook: "create a **new** `KVCache()` for this call (a cache left over from an earlier call, or shared
         # between calls, would hold another sequence's keys)"
-        "ch10_generate_details": ("stale_cache_on_the_model", "stale_cache_default_argument"),
+        # notebook: "Put the model in `eval()` mode (no dropout)"
+        "ch10_generate_details": ("stale_cache_on_the_model", "stale_cache_default_argument", "no_eval"),
         # notebook: "Dividing the *probabilities* by $T$ changes nothing once they are renormalised"; "keep only the
         # `top_k` tokens with the **largest** logits"; "Do not modify `logits`"
         "ch10_sampling": ("temperature_after_softmax", "top_k_smallest", "top_k_in_place"),
@@ -284,7 +303,13 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         "ch11_learn_bpe_rules": ("ties_first_seen", "ties_largest", "merge_right_to_left", "string_replace_merge"),
         # notebook: "A tokenizer that instead takes the **longest known piece first** ... gives `["ab", "c", "</w>"]`";
         # "start as in rule 1 (its characters, then `"</w>"`)"; the lesson's `str.replace` warning, as above
-        "ch11_bpe_encode": ("encode_longest_first", "encode_string_replace", "encode_no_end_of_word"),
+        # notebook: "A pair may occur several times in one word: merge every occurrence, not only the first"
+        "ch11_bpe_encode": (
+            "encode_longest_first",
+            "encode_string_replace",
+            "encode_no_end_of_word",
+            "encode_first_occurrence_only",
+        ),
     },
     "12_language_model": {
         # notebook: "the targets, the same window shifted by one"; "Start `len(data) - block_size` is one too far:
