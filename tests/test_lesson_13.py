@@ -189,6 +189,11 @@ def test_no_glue_leftovers(text):
         assert leftover not in text, f"unrendered markup on the lesson page: {leftover!r}"
 
 
+def name_pattern(name: str) -> str:
+    """`name` as a regular expression that also matches the typographic apostrophe Sphinx writes."""
+    return re.escape(name).replace("'", "[’']")
+
+
 def ladder_summary() -> dict[str, tuple[float, float]]:
     return {
         name: (
@@ -206,7 +211,7 @@ def test_ladder_table_is_the_log(text):
         mean, sd = summary[variant.name]
         params = by_variant()[variant.name][0]["parameters"]
         shown_params, shown_mean, shown_sd = number(
-            text, re.escape(variant.name) + r" (\S+) \d+ (\d\.\d{4}) ± (\d\.\d{4})"
+            text, name_pattern(variant.name) + r" (\S+) \d+ (\d\.\d{4}) ± (\d\.\d{4})"
         )
         assert shown_params == params and shown_mean == round(mean, 4) and shown_sd == round(sd, 4)
         if variant == modern.BASELINE:
@@ -217,7 +222,7 @@ def test_ladder_table_is_the_log(text):
             verdict = "hurts"
         else:
             verdict = "within the noise"
-        assert re.search(re.escape(f"{variant.name}") + r" \S+ \d+ \S+ ± \S+ [+-]\S+ \(" + verdict + r"\)", text), (
+        assert re.search(name_pattern(variant.name) + r" \S+ \d+ \S+ ± \S+ [+-]\S+ \(" + verdict + r"\)", text), (
             variant.name,
             verdict,
         )
@@ -230,7 +235,7 @@ def test_ladder_sentence_follows_the_table(text):
     assert sentence, "the ladder's sentence is missing"
     for variant in modern.LADDER[1:-1]:
         mean, sd = summary[variant.name]
-        clause = next(c for c in sentence.group(1).split("; ") if variant.name in c)
+        clause = next(c for c in sentence.group(1).split("; ") if variant.name.split(",")[0] in c)
         if mean < base_mean - (sd + base_sd):
             assert "help" in clause
         elif mean > base_mean + (sd + base_sd):
@@ -252,9 +257,9 @@ def test_length_table_is_the_log(text):
 
 
 def test_memory_numbers_are_the_shapes(text):
-    full = number(text, r"(\S+) MiB at \$?L = 256\$?, (\S+) MiB at 1,024 and (\S+) MiB at 4,096")
+    full = number(text, r"(\S+) MiB at \\\(L = 256\\\), (\S+) MiB at 1,024 and (\S+) MiB at 4,096")
     assert full == [round(L * L * 4 / 2**20, p) for L, p in ((256, 2), (1024, 1), (4096, 0))]
-    tiled = number(text, r"In tiles it is one block of scores, \S+ × \S+: (\S+), (\S+) and (\S+) MiB")
+    tiled = number(text, r"In tiles it is one block of scores, \\\(L \\times B\\\): (\S+), (\S+) and (\S+) MiB")
     assert tiled == [round(L * 128 * 4 / 2**20, p) for L, p in ((256, 3), (1024, 2), (4096, 1))]
 
 
@@ -275,19 +280,21 @@ def test_cache_table_follows_the_formula(text):
 
 
 def test_speed_sentence_follows_the_times(text):
+    """The sentence on tiles against the full computation says what the printed times say (a ratio near the
+    sentence's thresholds is left alone: the printed times are rounded)."""
     for length in ("256", "2,048"):
-        full, tiles = number(
-            text, r"L = +" + length + r", 4 heads: full +(\S+) ms, key blocks of 128 in Python +(\S+) ms"
-        )
+        full, tiles = number(text, r"L = " + length + r", 4 heads: full (\S+) ms, key blocks of 128 in Python (\S+) ms")
         phrase = re.search(
-            r"at L = " + length + r" (the tiles took (\S+) times as long|the two took about as long)", text
+            r"at L = " + length + r" (the tiles took \S+ times as long as the full computation( \(faster\))?"
+            r"|the two took about as long)",
+            text,
         )
-        assert phrase, length
+        assert phrase, f"no sentence on the time at L = {length}"
         ratio = tiles / full
-        if ratio > 1.1:
-            assert "the tiles took" in phrase.group(1) and "(faster)" not in text.split(phrase.group(0))[1][:12]
-        elif ratio < 0.9:
-            assert text.split(phrase.group(0))[1].startswith(" the full computation (faster)")
+        if ratio > 1.2:
+            assert phrase.group(1).startswith("the tiles took") and not phrase.group(2)
+        elif ratio < 0.8:
+            assert phrase.group(2), f"at L = {length} the tiles were faster ({tiles} ms against {full} ms)"
 
 
 def test_execution_time_is_stated(text):
