@@ -121,6 +121,10 @@ class DaskPool:
         else:
             try:
                 self.client = Client(scheduler, timeout=config.DASK_CONNECT_TIMEOUT_S)
+            except ValueError as exc:  # distributed's word for an address it cannot parse
+                raise InputError(
+                    f"--scheduler {scheduler!r} is not an address such as tcp://HOST:8786, or local:N ({exc})"
+                ) from None
             except OSError as exc:
                 raise Unreachable(
                     f"could not reach the Dask scheduler at {scheduler}: {exc} "
