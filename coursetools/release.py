@@ -250,7 +250,11 @@ def validate_sources(paths: list[Path]) -> None:
     problems: list[str] = []
     module = ProvidedModule()
     for path in paths:
-        nb = read(path)
+        try:
+            nb = read(path)
+        except (OSError, ValueError) as exc:  # nbformat's NotJSONError is a ValueError
+            problems.append(f"{path.name}: not a readable notebook ({type(exc).__name__}: {str(exc)[:200]})")
+            continue
         problems += _provided_problems(path, nb, module)
         problems += _judge_helpers_problems(path, nb)
         for index, cell in enumerate(nb.cells):

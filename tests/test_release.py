@@ -109,3 +109,10 @@ def test_assert_close_needs_a_message(tmp_path):
 def test_release_is_deterministic():
     for path in solution_paths():
         assert nbformat.writes(release_notebook(read(path))) == nbformat.writes(release_notebook(read(path)))
+
+
+def test_a_source_notebook_that_is_not_json_is_named(tmp_path):
+    """A broken file in solutions/ is a problem with what the instructor gave (exit 2, its name), not a traceback."""
+    (tmp_path / "99_broken.ipynb").write_text("{not json", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"99_broken.ipynb: not a readable notebook \(NotJSONError"):
+        validate_sources([tmp_path / "99_broken.ipynb"])
