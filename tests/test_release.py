@@ -116,3 +116,14 @@ def test_a_source_notebook_that_is_not_json_is_named(tmp_path):
     (tmp_path / "99_broken.ipynb").write_text("{not json", encoding="utf-8")
     with pytest.raises(SourceError, match=r"99_broken.ipynb: not a readable notebook \(NotJSONError"):
         validate_sources([tmp_path / "99_broken.ipynb"])
+
+
+def test_a_hidden_test_the_grader_cannot_split_is_refused_at_release(tmp_path):
+    """A JUDGE before its PROBE would fail at grading time, for every student: release says so first."""
+    body = "### BEGIN HIDDEN TESTS\nx = 1\n### JUDGE\nassert x == 1, 'x is one'\n### PROBE\n### END HIDDEN TESTS"
+    nbformat.write(_notebook_with_test(body), str(tmp_path / "a.ipynb"))
+    with pytest.raises(SourceError, match=r"a.ipynb cell 0: test cell 't1': '### JUDGE' out of order"):
+        validate_sources([tmp_path / "a.ipynb"])
+    ordered = body.replace("### JUDGE", "### SWAP").replace("### PROBE", "### JUDGE").replace("### SWAP", "### PROBE")
+    nbformat.write(_notebook_with_test(ordered), str(tmp_path / "a.ipynb"))
+    validate_sources([tmp_path / "a.ipynb"])
