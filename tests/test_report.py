@@ -185,3 +185,79 @@ def test_student_text_in_the_report_is_text_in_chromium(browser, tmp_path):
         assert visit.page.evaluate("window.__pwned === undefined")
         assert visit.page.locator("#failures").is_visible()
         assert visit.page.get_by_text("<script>window.__pwned=1</script>", exact=False).count() >= 1
+
+
+# ---------------------------------------------------------------- WCAG 2.1 A/AA in light and dark (issue 33)
+# The report has a light and a dark colour scheme (the reader's system setting, prefers-color-scheme). axe is injected
+# as an inline script, which the report's Content-Security-Policy forbids: the test's browser context bypasses the
+# policy (bypass_csp) for that alone; test_student_text_in_the_report_is_text_in_chromium keeps it in force.
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_report_passes_axe(browser, sample_class, scheme, width):
+    import axe
+
+    page_path = sample_class[2][0]
+    text = page_path.read_text()
+    assert "class='flag'>review" in text and "<pre tabindex='0'>" in text, "no flagged pair's code: the test is weak"
+    with offline_page(browser, page_path, width=width, color_scheme=scheme, bypass_csp=True) as visit:
+        page = visit.page
+        background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        dark = sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 64
+        assert dark == (scheme == "dark"), f"the report is not in its {scheme} scheme: body background {background}"
+        found = axe.violations(page)
+        assert not found, f"{len(found)} WCAG 2.1 A/AA violation(s), {scheme} scheme, {width} px:\n" + "\n".join(
+            found[:30]
+        )
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
+
+
+def test_report_figures_say_their_numbers_and_tables_their_headers(sample_class):
+    _, _, pages, results = sample_class
+    text = pages[0].read_text()
+    alts = dict(re.findall(r"<img id='([\w-]+)' alt='([^']*)'", text))
+    graded = [r for r in results.values() if not r.internal_error]
+    assert f"scores of {len(graded)} submission(s)" in html.unescape(alts["histogram"]), alts["histogram"]
+    rates = re.findall(
+        r"<td rowspan='\d+'><code>([^<]+)</code></td><td rowspan='\d+' class='num'>\d+/\d+ \((\d+)%\)", text
+    )
+    assert rates
+    for cell, percent in rates[:12]:
+        assert f"{html.unescape(cell)} {percent}%" in html.unescape(alts["pass-rates"]), (cell, alts["pass-rates"])
+    assert "<th>" not in text and "<th scope='col'></th>" not in text, "a column header without scope or name"
+
+
+def test_the_pass_rate_chart_is_not_colour_alone():
+    """Cells under half are vermillion and hatched, the rest blue (Okabe and Ito's colours): the hatching tells them
+    apart to a reader who cannot tell the colours apart, or prints the page in grey."""
+    import base64
+    import io
+
+    import numpy as np
+    from matplotlib.image import imread
+
+    from autograder.model.records import Result
+    from autograder.reporting.report import BLUE, VERMILLION, _plots
+
+    results = [Result(f"s{i}", NOTEBOOK, float(i), 4.0, []) for i in range(5)]
+    _, bars = _plots(results, [("hard", 0.45), ("easy", 0.9)])
+    image = imread(io.BytesIO(base64.b64decode(bars.split(",", 1)[1])), format="png")[..., :3]
+
+    def near(colour: str) -> np.ndarray:
+        rgb = np.array([int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)])
+        return np.abs(image - rgb).max(axis=-1) < 0.04
+
+    def bar(mask: np.ndarray) -> np.ndarray:
+        """The image inside the bar drawn in a colour (rows with a long run of it: not the legend's patch)."""
+        rows = np.nonzero(mask.sum(axis=1) > 40)[0]
+        cols = np.nonzero(mask[rows].any(axis=0))[0]
+        return image[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
+
+    vermillion, blue = near(VERMILLION), near(BLUE)
+    assert vermillion.sum() > 200 and blue.sum() > 200, "a bar is missing or in another colour"
+    assert not near("#c0504d").any(), "the old red is back"
+    hard_bar, easy_bar = bar(vermillion), bar(blue)
+    white = [(part.min(axis=-1) > 0.95).mean() for part in (hard_bar, easy_bar)]
+    assert white[0] > 0.05, "the bar of a cell under half is not hatched"
+    assert white[1] < 0.01, "the bar of a cell over half is hatched too"
