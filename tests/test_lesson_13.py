@@ -242,6 +242,16 @@ def test_ladder_sentence_follows_the_table(text):
             assert "hurt" in clause
         else:
             assert "smaller than the spread" in clause
+    mean, sd = summary[modern.LADDER[-1].name]
+    together = re.search(r"All four together (help|hurt|make a difference within the noise) \(([+-]\S+) nats", text)
+    assert together, "the sentence on all four changes together is missing"
+    assert float(together.group(2)) == pytest.approx(mean - base_mean, abs=1e-4)
+    if mean < base_mean - (sd + base_sd):
+        assert together.group(1) == "help"
+    elif mean > base_mean + (sd + base_sd):
+        assert together.group(1) == "hurt"
+    else:
+        assert together.group(1).startswith("make")
 
 
 def test_length_table_is_the_log(text):
