@@ -148,39 +148,14 @@ def browser():
 
 
 # --- markers: what a test needs, so a maintainer can run a part (`make test-fast`) -------------------
-# Declared in pyproject.toml (--strict-markers). Derived here, in one place: from the fixtures a test
-# uses (the built book, a browser) and from its module (what the module's tests run).
-MODULE_MARKERS = {
-    "test_adversarial": ("grading", "slow"),
-    "test_catalogue": ("grading", "slow"),
-    "test_cluster": ("grading", "dask", "slow"),
-    "test_copy_catalogue": ("grading", "slow"),
-    "test_feedback_page": ("grading",),
-    "test_fork_server": ("grading",),
-    "test_gradescope": ("grading", "slow"),
-    "test_grading": ("grading",),
-    "test_intake": ("grading",),
-    "test_moodle": ("grading",),
-    "test_nbgrader_layout": ("grading", "slow"),
-    "test_postgres": ("grading", "postgres", "slow"),
-    "test_report": ("grading",),
-    "test_resume": ("grading", "slow"),
-    "test_robustness": ("grading",),
-    "test_sandbox": ("grading",),
-    "test_verify": ("grading",),
-    "test_lint": ("slow",),
-    "test_publish": ("book", "slow"),
-    "test_browser": ("book", "browser", "slow"),
-}
+# Declared in pyproject.toml (--strict-markers). Each test module marks what its own tests run (`pytestmark` at
+# module level, or a mark on the tests that grade); the marks that follow from a fixture are given here, in one
+# place: a test that uses the built book is `book`, one that drives Chromium is `browser`.
 FIXTURE_MARKERS = {"book": "book", "lesson_html": "book", "public_site": "book", "browser": "browser"}
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
-        names = set(MODULE_MARKERS.get(module, ()))
-        names |= {mark for fixture, mark in FIXTURE_MARKERS.items() if fixture in getattr(item, "fixturenames", ())}
-        if module.startswith("test_lesson_"):
-            names.add("book")
-        for name in sorted(names):
+        fixtures = getattr(item, "fixturenames", ())
+        for name in sorted({mark for fixture, mark in FIXTURE_MARKERS.items() if fixture in fixtures}):
             item.add_marker(getattr(pytest.mark, name))

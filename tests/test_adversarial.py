@@ -31,6 +31,8 @@ from autograder.sandbox import Limits
 from autograder.store.gradebook import executed_path
 from helpers import sandbox_processes
 
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
 _spec = importlib.util.spec_from_file_location(
     "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py"
 )

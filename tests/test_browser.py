@@ -36,6 +36,8 @@ from coursetools.pages import toc_files
 from coursetools.site import read_settings
 from publish_tree import published
 
+pytestmark = [pytest.mark.book, pytest.mark.browser, pytest.mark.slow]
+
 SCREENSHOTS = Path(os.environ.get("BOOK_SCREENSHOTS", ROOT / "_build" / "screenshots"))
 WIDTHS = {"desktop": 1280, "phone": 390}
 DOCNAMES = toc_files(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))

@@ -20,6 +20,8 @@ from autograder.model.notebooks import max_points, read, source_notebook
 from conftest import catalogued_notebooks
 from coursetools.samples import implementations
 
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
 NOTEBOOKS = catalogued_notebooks()
 WRONG = [(nb, impl) for nb in NOTEBOOKS for impl in implementations(nb, "wrong")]
 CORRECT = [(nb, impl) for nb in NOTEBOOKS for impl in implementations(nb, "correct")]

@@ -20,6 +20,8 @@ from autograder.model.records import Job, Result
 from autograder.reporting.export import export_csv
 from coursetools.samples import catalogue_submissions, write_demo_class, write_submission
 
+pytestmark = [pytest.mark.grading, pytest.mark.dask, pytest.mark.slow]
+
 NOTEBOOK = "02_dot_product_attention"
 
 

@@ -25,6 +25,8 @@ from copier import copier_submissions, published_sources
 from coursetools.manifest import load
 from coursetools.publish import publish
 
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
 MANIFEST = load()
 EXERCISES = {c.number: c.exercise for c in MANIFEST.chapters if c.exercise}
 # Points the copier earned on the tree published without a calendar, measured before the calendar:

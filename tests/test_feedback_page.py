@@ -481,6 +481,7 @@ def test_sixty_large_display_outputs_are_cut_and_the_page_says_so():
     assert text.count("[an output of 1,900,000 characters is not shown on this page]") == 60
 
 
+@pytest.mark.slow
 def test_a_page_of_fifty_thousand_cells_is_bounded_and_says_so():
     """Issue 30: the feedback page of a 50,000-cell notebook took 137 s to 6 min 41 s (about 10 ms a cell)."""
     import time

@@ -18,9 +18,12 @@ from autograder.sandbox.forkserver import fork_servers_enabled
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, solution_code, write_demo_class, write_submission
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0, reason="fork servers need root (as an ordinary user each submission gets a fresh sandbox)"
-)
+pytestmark = [
+    pytest.mark.grading,
+    pytest.mark.skipif(
+        os.geteuid() != 0, reason="fork servers need root (as an ordinary user each submission gets a fresh sandbox)"
+    ),
+]
 
 REFERENCE = {grade_id(c): solution_code(c) for c in read(source_notebook(NOTEBOOK)).cells if is_solution_cell(c)}
 

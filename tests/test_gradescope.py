@@ -40,6 +40,8 @@ from conftest import NOTEBOOK, grade_quietly
 from coursetools.samples import implementations, make_submission, untouched_release
 from helpers import POINTS, TOTAL, run_cli
 
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
 # results.json as Gradescope's specification describes it ("Output format", "Controlling Test Case Visibility",
 # "Controlling standard output visibility", "Test case status", "Output String Formatting", leaderboards), no key
 # it does not name.

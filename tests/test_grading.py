@@ -20,6 +20,8 @@ from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_demo_class, write_submission
 from helpers import POINTS, TOTAL, export, run_cli
 
+pytestmark = pytest.mark.grading
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):

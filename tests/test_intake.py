@@ -215,6 +215,7 @@ def test_lms_late_mark_stands_in_for_a_missing_time():
     assert (record.late_days, record.source) == (3, "timestamps CSV"), "a real time beats the mark"
 
 
+@pytest.mark.grading
 def test_grade_a_canvas_zip_end_to_end(tmp_path):
     wrong = next(i for i in implementations(NOTEBOOK, "wrong") if i.name == "mask_after_softmax")
     other = implementations(NOTEBOOK, "correct")[1]

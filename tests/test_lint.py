@@ -15,7 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from book_build import ROOT
+
+pytestmark = pytest.mark.slow
 
 BIN = Path(sys.executable).parent
 LINTED = ["autograder", "coursetools", "course", "tools", "_ext", "tests"]

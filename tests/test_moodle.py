@@ -219,6 +219,7 @@ def moodle_import(text: str, participants: set[str]) -> dict[str, dict]:
     return taken
 
 
+@pytest.mark.grading
 def test_grade_a_moodle_zip_and_export_the_worksheet(tmp_path):
     archive = class_zip(tmp_path / "moodle.zip")
     sheet = class_worksheet(tmp_path / "worksheet.csv")

@@ -28,6 +28,8 @@ from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_submission
 from helpers import TOTAL, run_cli
 
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
+
 COURSE_ID = "attention-course"
 OTHER = "01_soft_lookup"  # the notebook of the second assignment, collected with zip_collect
 RELEASED = [OTHER, NOTEBOOK]

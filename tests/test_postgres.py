@@ -14,6 +14,8 @@ from autograder import config
 from helpers import cli, export, grade_until_killed, gradebook_rows, make_class, sandbox_processes
 from postgres import Server
 
+pytestmark = [pytest.mark.grading, pytest.mark.postgres, pytest.mark.slow]
+
 
 @pytest.fixture(scope="module")
 def server():

@@ -39,6 +39,8 @@ from coursetools.site import PublishError, read_settings
 from leaks import find_leaks, secret_lines
 from publish_tree import LAST_CHAPTER, PUBLIC_BUILD, published
 
+pytestmark = [pytest.mark.book, pytest.mark.slow]
+
 SETTINGS = read_settings()
 TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
 PUBLIC_DOCNAMES = [d for d in toc_files(TOC) if d not in SETTINGS.private_pages]

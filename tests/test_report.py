@@ -57,6 +57,7 @@ def catalogue_report(catalogues, catalogue_workdir, tmp_path_factory):
     return {p.stem: p for p in pages}
 
 
+@pytest.mark.grading
 def test_one_page_per_notebook_with_inline_images(sample_class, catalogue_report):
     _, _, pages, _ = sample_class
     assert [p.name for p in pages] == [f"{NOTEBOOK}.html"]
@@ -68,6 +69,7 @@ def test_one_page_per_notebook_with_inline_images(sample_class, catalogue_report
         assert "http://" not in text and "https://" not in text and "<script" not in text
 
 
+@pytest.mark.grading
 def test_hidden_tests_never_appear_in_the_report(sample_class, catalogue_report):
     assert len(HIDDEN) > 50
     for page in [sample_class[2][0], catalogue_report[NOTEBOOK]]:
@@ -76,6 +78,7 @@ def test_hidden_tests_never_appear_in_the_report(sample_class, catalogue_report)
         assert not leaked, f"the report shows hidden test source: {leaked[:3]}"
 
 
+@pytest.mark.grading
 def test_failure_table_counts_what_the_export_says(catalogues, catalogue_workdir, catalogue_report):
     header, data = export_rows(catalogue_workdir)
     page = catalogue_report[NOTEBOOK].read_text()
@@ -93,6 +96,7 @@ def test_failure_table_counts_what_the_export_says(catalogues, catalogue_workdir
     assert rates == sorted(rates)
 
 
+@pytest.mark.grading
 def test_failure_messages_link_to_anonymised_answer_code(sample_class):
     _, _, pages, results = sample_class
     text = pages[0].read_text()
@@ -109,6 +113,7 @@ def test_failure_messages_link_to_anonymised_answer_code(sample_class):
         assert student not in example, f"{student}'s name appears next to the example code"
 
 
+@pytest.mark.grading
 def test_reasons_and_repairs_are_listed(sample_class):
     text = html.unescape(sample_class[2][0].read_text())
     reasons = text.split("Submissions not graded normally", 1)[1].split("<h2>", 1)[0]
@@ -119,6 +124,7 @@ def test_reasons_and_repairs_are_listed(sample_class):
     assert "alan" in repairs and "file: submitted as" in repairs, "its note is listed with the repairs"
 
 
+@pytest.mark.grading
 def test_the_planted_copy_is_flagged_in_the_report(sample_class):
     text = html.unescape(sample_class[2][0].read_text())
     similar = text.split("<h2>Similar answers</h2>", 1)[1].split("<h2>", 1)[0]
@@ -128,6 +134,7 @@ def test_the_planted_copy_is_flagged_in_the_report(sample_class):
     assert similar.count("class='flag'>review") == 1, "only the planted pair is marked for review"
 
 
+@pytest.mark.grading
 def test_report_loads_in_chromium_offline_without_console_errors(browser, sample_class):
     with offline_page(browser, sample_class[2][0]) as visit:
         assert not visit.others, f"the report made requests besides itself: {visit.others}"
@@ -137,6 +144,7 @@ def test_report_loads_in_chromium_offline_without_console_errors(browser, sample
             assert size[0] and size[1] > 200 and size[2] > 100, f"{image} did not load: {size}"
 
 
+@pytest.mark.grading
 def test_report_cli(sample_class, tmp_path):
     from helpers import run_cli
 
@@ -193,6 +201,7 @@ def test_student_text_in_the_report_is_text_in_chromium(browser, tmp_path):
 # policy (bypass_csp) for that alone; test_student_text_in_the_report_is_text_in_chromium keeps it in force.
 
 
+@pytest.mark.grading
 @pytest.mark.parametrize("width", [1280, 390])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_report_passes_axe(browser, sample_class, scheme, width):
@@ -213,6 +222,7 @@ def test_report_passes_axe(browser, sample_class, scheme, width):
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width, "the page scrolls sideways"
 
 
+@pytest.mark.grading
 def test_report_figures_say_their_numbers_and_tables_their_headers(sample_class):
     _, _, pages, results = sample_class
     text = pages[0].read_text()

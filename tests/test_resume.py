@@ -6,8 +6,12 @@ from __future__ import annotations
 import subprocess
 import time
 
+import pytest
+
 from autograder import config
 from helpers import cli, export, grade_until_killed, gradebook_rows, make_class, sandbox_processes
+
+pytestmark = [pytest.mark.grading, pytest.mark.slow]
 
 
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(tmp_path):

@@ -17,6 +17,8 @@ from autograder.sandbox import Limits
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, write_submission
 
+pytestmark = pytest.mark.grading
+
 POINTS = max_points(read(source_notebook(NOTEBOOK)))
 SOFTMAX_CELLS = {"softmax_values", "softmax_dim", "softmax_stable"}
 # the cells that need no attention code: the softmax tests, and the conceptual question after the attention cells

@@ -15,6 +15,8 @@ from autograder.store.gradebook import load_result
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, write_submission
 
+pytestmark = pytest.mark.grading
+
 
 @pytest.fixture(scope="module")
 def small_class(tmp_path_factory):

@@ -20,6 +20,8 @@ from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, write_submission
 
+pytestmark = pytest.mark.grading
+
 GAMBLER = """import hashlib, os, sys
 _coin = os.urandom(16)
 
