@@ -113,7 +113,7 @@ def catalogue(catalogues) -> dict:
 
 @pytest.fixture(scope="module")
 def book() -> BookBuild:
-    """The website, built once per test session (tests/book_build.py)."""
+    """The website, built once per test session (tests/support/book_build.py)."""
     build = build_book()
     assert build.returncode == 0, build.failure()
     return build

@@ -10,7 +10,7 @@ nothing wider than the screen outside a scrolling box, and every image alt text 
 written to `_build/screenshots/<width>/<page>.png` (BOOK_SCREENSHOTS overrides the folder). The
 site's search works offline: a chapter-02 word typed into the search box finds chapter 02.
 
-Accessibility: axe-core (tests/axe.py) runs every WCAG 2.1 A and AA rule on every page, in the theme's light and
+Accessibility: axe-core (tests/support/axe.py) runs every WCAG 2.1 A and AA rule on every page, in the theme's light and
 dark modes, at both widths, and must find nothing; a keyboard alone reaches and opens every dropdown of a lesson
 (the answers of *Check your understanding*) and the sidebar's chapter expanders.
 

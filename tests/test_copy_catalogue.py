@@ -1,6 +1,6 @@
 """The copy catalogue: what a student earns by pasting code the course publishes instead of writing it.
 
-For every exercise NN, the copier (tests/copier.py) builds its submissions from what a student can read
+For every exercise NN, the copier (tests/support/copier.py) builds its submissions from what a student can read
 when chapter NN opens: the tree `autograder publish --through NN` writes (lessons, lessons as notebooks,
 student notebooks, every Python file). They are graded through the real grader, in one run with a blank
 notebook (the untouched release) of each chapter, and may earn at most the blank's points plus 10% of
@@ -89,8 +89,8 @@ def test_copying_what_is_published_earns_next_to_nothing(copy_results, number):
     assert best <= limit, (
         f"chapter {number}: pasting what is published when it opens earns {best} of "
         f"{copy_results['max'][notebook]} (a blank notebook {blank}; allowed {limit}): run "
-        f"`python tests/copier.py TREE {notebook} OUT` on `autograder publish --through {number}` to see what was "
-        "pasted"
+        f"`python tests/support/copier.py TREE {notebook} OUT` on `autograder publish --through {number}` to see "
+        "what was pasted"
     )
 
 

@@ -5,7 +5,7 @@
   catalogues, grader or instructor pages;
 - no line of a solution region or of a hidden test of any `solutions/` notebook appears in the tree,
   in the site built here (`_build/html`, `_sources` and downloads included) or in the site built from
-  the tree (policy for trivial lines: tests/leaks.py);
+  the tree (policy for trivial lines: tests/support/leaks.py);
 - the tree builds its own site with `-W -n` (the build `make book` and its GitHub Actions workflow run:
   tests/test_workflow.py), and its lesson notebooks run outside the book;
 - publishing is repeatable, keeps a clone's `.git`, and never empties a folder it did not write.

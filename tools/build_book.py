@@ -1,6 +1,6 @@
 """Build the website: `jupyter-book build` with the lessons executed in parallel.
 
-    python tools/build_book.py [PATH] [jupyter-book build options...]     # make book; tests/book_build.py
+    python tools/build_book.py [PATH] [jupyter-book build options...]     # make book; tests/support/book_build.py
 
 Jupyter Book 1's command line reads (and so executes) the pages one after the other, although Sphinx can
 read them in parallel processes and myst-nb, which executes the lessons, declares itself safe for that.

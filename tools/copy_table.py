@@ -1,4 +1,4 @@
-"""What copying earns, per exercise: the copier of tests/copier.py graded through `autograder grade`.
+"""What copying earns, per exercise: the copier of tests/support/copier.py graded through `autograder grade`.
 
     python tools/copy_table.py        # make copy-table
 
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 
 import nbformat  # noqa: E402
 

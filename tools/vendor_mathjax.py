@@ -71,7 +71,7 @@ def wanted(relative: str) -> bool:
 
 
 def download(url: str = URL, what: str = f"MathJax {VERSION}", timeout: float = 60.0) -> bytes:
-    """An npm tarball's bytes, or exit with what to do (also used for the tests' axe-core, tests/axe.py)."""
+    """An npm tarball's bytes, or exit with what to do (also used for the tests' axe-core, tests/support/axe.py)."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.read()

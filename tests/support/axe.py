@@ -18,7 +18,7 @@ import io
 import tarfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VERSION = "4.14.1"
 URL = f"https://registry.npmjs.org/axe-core/-/axe-core-{VERSION}.tgz"
 # The "integrity" field of the npm registry's metadata for axe-core@4.14.1.

@@ -12,7 +12,7 @@ hands in one submission per choice (`variants`), the k-th one taking each name's
 is scored by its best variant. It does not rename or adapt anything: it measures what copying earns,
 not what a student could make of what they read.
 
-    python tests/copier.py PUBLISHED_TREE NOTEBOOK OUT   # writes OUT/copier-<k>/<NOTEBOOK>.ipynb
+    python tests/support/copier.py PUBLISHED_TREE NOTEBOOK OUT   # writes OUT/copier-<k>/<NOTEBOOK>.ipynb
 """
 
 from __future__ import annotations

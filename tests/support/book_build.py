@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD_DIR = ROOT / "_build"
 HTML_DIR = BUILD_DIR / "html"
 # A guard against a hung build, not a speed target (tests/test_book.py checks the build's CPU time): a cold build
