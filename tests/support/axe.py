@@ -68,6 +68,9 @@ def set_mode(page, mode: str) -> None:
     page.evaluate(
         "mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }", mode
     )
+    # The theme fades colours between modes (CSS transitions): axe must see the end of the fade, not a colour halfway
+    # (it once measured the search button's text at 2.07:1 mid-fade, on a busy machine).
+    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
 
 
 def in_both_modes(page) -> list[str]:
