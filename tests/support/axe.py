@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import io
+import re
 import tarfile
 from pathlib import Path
 
@@ -61,6 +62,16 @@ def violations(page) -> list[str]:
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=source())
     return page.evaluate(RUN, WCAG_21_AA)
+
+
+def in_scheme(page, scheme: str) -> list[str]:
+    """Violations of a page that follows the reader's ``prefers-color-scheme`` (the grader's feedback pages and
+    class report, opened with Playwright's ``color_scheme``), after checking that it really shows that scheme (so
+    that a dark run cannot pass by showing the light page)."""
+    background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    dark = sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 64
+    assert dark == (scheme == "dark"), f"the page is not in its {scheme} scheme: body background {background}"
+    return violations(page)
 
 
 def set_mode(page, mode: str) -> None:
