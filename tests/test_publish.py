@@ -221,7 +221,7 @@ def test_public_site_passes_wcag_2_1_aa_in_both_modes(public_site, browser):
         context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
         page = context.new_page()
         try:
-            for docname in ["index", *PUBLIC_DOCNAMES]:
+            for docname in PUBLIC_DOCNAMES:  # index.html only redirects to the intro
                 page.goto(f"{base_url}{docname}.html", wait_until="load")
                 problems += [f"{docname}: {line}" for line in axe.in_both_modes(page)]
         finally:

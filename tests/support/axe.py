@@ -80,8 +80,14 @@ def set_mode(page, mode: str) -> None:
         "mode => { document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode; }", mode
     )
     # The theme fades colours between modes (CSS transitions): axe must see the end of the fade, not a colour halfway
-    # (it once measured the search button's text at 2.07:1 mid-fade, on a busy machine).
-    page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
+    # (on a busy machine it measured the search button's text at 2.07:1 and 3.5:1 mid-fade). Two frames let the new
+    # styles apply and the transitions start; then every transition's end is awaited.
+    page.evaluate(
+        """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))
+          .then(() => Promise.all(
+            document.getAnimations().filter(a => a instanceof CSSTransition).map(a => a.finished.catch(() => null))))
+          .then(() => true)"""
+    )
 
 
 def in_both_modes(page) -> list[str]:
