@@ -31,7 +31,7 @@ import yaml
 
 import axe
 from book_build import ROOT, BookBuild
-from chromium import PAGE_TIMEOUT_MS, served
+from chromium import PAGE_TIMEOUT_MS, new_context, served
 from coursetools.pages import toc_files
 from coursetools.site import read_settings
 from publish_tree import published
@@ -62,9 +62,7 @@ class PageVisit:
     """A page opened with every off-host request aborted and every console error recorded."""
 
     def __init__(self, browser, base_url: str, path: str, width: int = 1280) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": 900 if width > 600 else 844})
-        self.context.set_default_timeout(PAGE_TIMEOUT_MS)
-        self.context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+        self.context = new_context(browser, width, 900 if width > 600 else 844)
         self.page = self.context.new_page()
         self.blocked: list[str] = []
         self.errors: list[str] = []

@@ -31,7 +31,7 @@ from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
-from chromium import PAGE_TIMEOUT_MS, served
+from chromium import new_context, served
 from coursetools.lesson_notebook import ADDED_TAG
 from coursetools.pages import toc_files
 from coursetools.publish import COURSE_DATA_SUFFIXES, PUBLISHED_MARKER, publish
@@ -216,9 +216,7 @@ def test_public_site_passes_wcag_2_1_aa_in_both_modes(public_site, browser):
     _, html_dir = public_site
     problems = []
     with served(html_dir) as base_url:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(PAGE_TIMEOUT_MS)
-        context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+        context = new_context(browser, 1280)
         page = context.new_page()
         try:
             for docname in PUBLIC_DOCNAMES:  # index.html only redirects to the intro

@@ -42,6 +42,14 @@ def chromium_or_skip() -> Path:
     pytest.skip(message)
 
 
+def new_context(browser, width: int, height: int = 900, **options):
+    """A browser context whose every wait (navigation, selector, function) may take PAGE_TIMEOUT_MS."""
+    context = browser.new_context(viewport={"width": width, "height": height}, **options)
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
+    context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+    return context
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - keep pytest output clean
         pass

@@ -25,7 +25,7 @@ import nbformat
 from autograder import config
 from autograder.model.notebooks import max_points, read, source_notebook
 from autograder.sandbox.command import RUNNER, RUNNER_IN_SANDBOX
-from chromium import PAGE_TIMEOUT_MS
+from chromium import new_context
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release, write_submission
 
@@ -188,9 +188,7 @@ def offline_page(browser, path: Path, width: int = 1280, **options) -> Iterator[
     """`path` opened in Chromium with every request but itself (and data: URLs) aborted, after the page and
     its late console messages have settled; `options` go to Playwright's new_context (color_scheme, ...)."""
     url = Path(path).as_uri()
-    context = browser.new_context(viewport={"width": width, "height": 900}, **options)
-    context.set_default_timeout(PAGE_TIMEOUT_MS)
-    context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+    context = new_context(browser, width, **options)
     try:
         page = context.new_page()
         requests: list[str] = []
