@@ -37,15 +37,23 @@ IMPERSONATION_HOOKS = ("__torch_function__", "__torch_dispatch__", "__array_func
 TRUSTED_PACKAGES = ("torch", "numpy", "matplotlib", "IPython", "PIL", "scipy", "sympy", "functorch", "typing", "abc")
 
 
-_known_classes: frozenset[int] | None = None  # set by remember_classes, in a fork server
+_known_classes: dict[int, type] | None = None  # set by remember_classes, in a fork server
 
 
 def remember_classes() -> None:
     """In a fork server, before it forks: walk every class once (thousands, with torch loaded) so that each
     child starts its Guard from the walk's result instead of walking again. Fork copies the memory: the
-    ids are the child's own classes."""
+    classes are the child's own."""
     global _known_classes
-    _known_classes = frozenset(id(cls) for cls in Guard._all_classes())
+    _known_classes = _by_id(Guard._all_classes())
+
+
+def _by_id(classes: list[type]) -> dict[int, type]:
+    """Classes keyed by identity, each held by a strong reference. An id alone is not enough: once a known
+    class is freed, a class the notebook makes next can get its address and so its id (CPython reuses the
+    block at once), and would pass for known. A set of classes is not enough either: a metaclass's __eq__ and
+    __hash__ decide membership. Holding the class keeps its id from being reused; `is` compares identity."""
+    return {id(cls): cls for cls in classes}
 
 
 def _resolve(dotted: str):
@@ -70,8 +78,8 @@ class Guard:
             # or every torch.save reads as a change to torch.Tensor (a false tampering note)
             copyreg._slotnames(cls)  # type: ignore[attr-defined]
             self.classes[dotted] = (cls, dict(vars(cls)))
-        known = _known_classes if _known_classes is not None else (id(c) for c in self._all_classes())
-        self.known_classes = set(known)
+        known = _known_classes if _known_classes is not None else _by_id(self._all_classes())
+        self.known_classes = dict(known)
         self.threads = self._thread_count()
         self.trusted: dict[str, object] = {}  # names bound by locked cells
         self.suspects: list[type] = []  # classes made by the notebook that imitate tensors
@@ -193,9 +201,9 @@ class Guard:
             except Exception:  # noqa: BLE001, S110 - private API; absent in some versions
                 pass
         for cls in self._all_classes() if new_classes else ():
-            if id(cls) in self.known_classes:
+            if self.known_classes.get(id(cls)) is cls:
                 continue
-            self.known_classes.add(id(cls))
+            self.known_classes[id(cls)] = cls
             if self._impersonates(cls):
                 self.suspects.append(cls)
         if self.suspects:

@@ -71,8 +71,6 @@ class Case:
     outputs: tuple[str, ...] = ()  # substrings that must appear in the executed notebook's outputs
     gains_unguarded: bool = False
     max_seconds: float = 60.0
-    # Scores also accepted, each below a correct answer's: see the two cases that use it.
-    also: tuple[float, ...] = ()
 
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -975,19 +973,18 @@ CASES: list[Case] = [
          _patch_numpy_testing, NO_ATTENTION, gains_unguarded=True),
     Case("patch-builtins", "tamper", "builtins.AssertionError and isinstance replaced", _patch_builtins, NO_ATTENTION,
          repairs=("builtins.isinstance",)),
-    # Both cases: every attention cell fails, always. Usually the guard then also fails the question's cell (the class
-    # or mode stays behind: SOFTMAX_ONLY); in one clean-clone run on a loaded machine it did not, and the question,
-    # answered right and independent of attention, earned its point (NO_ATTENTION). Found at the end of a session,
-    # not explained yet: accepted here, reported in the closing note, never more than a wrong answer deserves.
+    # The next two: the class (or the mode's class) stays behind, so the guard fails every later cell, the question's
+    # too. A loaded run once gave the question its point: the class was born at a freed known class's address and
+    # passed for known (the guard remembered ids only; tests/test_guard.py keeps that fixed).
     Case("tensor-subclass", "tamper", "returns a tensor subclass whose comparisons say 'equal'", _tensor_subclass,
-         SOFTMAX_ONLY, gains_unguarded=True, also=(NO_ATTENTION,)),
+         SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-tensor-methods", "tamper", "torch.Tensor.__eq__ and .sum patched", _patch_tensor_methods, NO_ATTENTION,
          gains_unguarded=True),
     Case("hide-errors", "tamper", "IPython's error display and sys.excepthook silenced", _hide_errors, NO_ATTENTION),
     Case("background-patcher", "tamper", "a thread that keeps re-patching assert_close", _background_patcher,
          SOFTMAX_ONLY, gains_unguarded=True),
     Case("torch-function-mode", "tamper", "a TorchFunctionMode entered for good, making isclose always True",
-         _torch_function_mode, SOFTMAX_ONLY, gains_unguarded=True, also=(NO_ATTENTION,)),
+         _torch_function_mode, SOFTMAX_ONLY, gains_unguarded=True),
     Case("patch-inside-answer", "tamper", "the answer patches assert_close when a test calls it",
          _patch_inside_function, NO_ATTENTION, gains_unguarded=True),
     Case("code-swap-assert-close", "tamper", "assert_close's code object replaced (the function object stays)",
