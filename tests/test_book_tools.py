@@ -68,6 +68,32 @@ def test_the_cache_database_exists_before_the_parallel_read(tmp_path):
     build_book.prepare_cache(cache)  # a second time is harmless
 
 
+def test_the_cache_is_emptied_when_course_code_changes(tmp_path):
+    """The cache keys a page on its own code cells: a lesson whose course/ module changed kept last build's outputs.
+    A cached record stands for a lesson's executed outputs here."""
+    book, cache = tmp_path / "book", tmp_path / "book" / "_build" / ".jupyter_cache"
+    (book / "course").mkdir(parents=True)
+    (book / "course" / "book.py").write_text("PALETTE = ['#0072B2']\n")
+    assert not build_book.prepare_cache(cache, book)  # a first build: nothing to empty
+    (cache / "executed-lesson").write_text("outputs")
+    assert not build_book.prepare_cache(cache, book)  # nothing changed: the outputs stay
+    assert (cache / "executed-lesson").is_file()
+    (book / "course" / "book.py").write_text("PALETTE = ['#D55E00']\n")
+    assert build_book.prepare_cache(cache, book)
+    assert not (cache / "executed-lesson").exists() and (cache / "global.db").is_file()
+    (book / "course" / "__pycache__").mkdir()
+    (book / "course" / "__pycache__" / "book.cpython-311.pyc").write_bytes(b"bytecode")
+    (cache / "executed-lesson").write_text("outputs")
+    assert not build_book.prepare_cache(cache, book)  # bytecode is not course code
+    (book / "course" / "corpus.txt").write_text("a new file the lessons read\n")
+    assert build_book.prepare_cache(cache, book)
+
+
+def test_the_book_folder_is_found_among_the_options():
+    assert build_book.book_dir(["--path-output", "out", "book", "-W"]) == Path("book")
+    assert build_book.book_dir(["-W", "--all"]) == Path(".")
+
+
 def test_source_maps_are_dropped_with_the_comments_that_name_them(tmp_path):
     scripts = tmp_path / "_static" / "scripts"
     scripts.mkdir(parents=True)

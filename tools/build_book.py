@@ -18,7 +18,9 @@ first (READ_FIRST), and `BOOK_JOBS` processes (default: one per core) take the n
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -77,21 +79,54 @@ def read_slowest_first() -> None:
     builders.Builder._read_parallel = _read_parallel
 
 
+def book_dir(argv: list[str]) -> Path:
+    """The book's folder: the first argument that is not an option (or the value of one)."""
+    values = {argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--path-output"}
+    return Path(next((arg for arg in argv if not arg.startswith("-") and arg not in values), "."))
+
+
 def cache_dir(argv: list[str]) -> Path:
     """Where Jupyter Book keeps the lessons' execution cache: `_build/.jupyter_cache` under --path-output, or
-    else under the book's folder (the first argument that is not an option)."""
+    else under the book's folder."""
     if "--path-output" in argv[:-1]:
         return Path(argv[argv.index("--path-output") + 1]) / "_build" / ".jupyter_cache"
-    book = next((arg for arg in argv if not arg.startswith("-")), ".")
-    return Path(book) / "_build" / ".jupyter_cache"
+    return book_dir(argv) / "_build" / ".jupyter_cache"
 
 
-def prepare_cache(path: Path) -> None:
-    """Create the execution cache's database before the parallel read. On a fresh clone every Sphinx process
-    would otherwise create it at once, and all but one fail on sqlite's `table settings already exists`."""
+# Beside the cache's database: the digest of course/ that the cached outputs were computed with.
+COURSE_STAMP = "course.sha256"
+
+
+def course_digest(book: Path) -> str:
+    """SHA-256 over every file of the book's course/ folder (names and bytes; no bytecode). The cache keys each
+    page on its own code cells only, and every lesson imports course/ (course/book.py's glue helpers, the models,
+    the corpora): without this a change there left last build's outputs on the pages."""
+    digest = hashlib.sha256()
+    course = book / "course"
+    for path in sorted(course.rglob("*")) if course.is_dir() else ():
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(course).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def prepare_cache(path: Path, book: Path | None = None) -> bool:
+    """Create the execution cache's database before the parallel read (on a fresh clone every Sphinx process
+    would otherwise create it at once, and all but one fail on sqlite's `table settings already exists`), after
+    emptying it when the book's course/ changed since its outputs were computed. True when it was emptied."""
     from jupyter_cache import get_cache
 
+    emptied = False
+    if book is not None:
+        stamp, digest = path / COURSE_STAMP, course_digest(book)
+        if (path / "global.db").is_file() and (not stamp.is_file() or stamp.read_text().strip() != digest):
+            print(f"course/ changed since the cached lessons ran: emptying {path}", file=sys.stderr)
+            shutil.rmtree(path)
+            emptied = True
     get_cache(str(path)).list_cache_records()  # the first query creates the tables
+    if book is not None:
+        (path / COURSE_STAMP).write_text(digest + "\n")
+    return emptied
 
 
 BOOK_SITE = Path(__file__).resolve().with_name("book_site")  # its sitecustomize skips a slow optional import
@@ -112,7 +147,7 @@ def main(argv: list[str]) -> int:
     use_book_site()
     from jupyter_book import sphinx
 
-    prepare_cache(cache_dir(argv))
+    prepare_cache(cache_dir(argv), book_dir(argv))
     read_slowest_first()
     from jupyter_book.cli import main as cli
 
