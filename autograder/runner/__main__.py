@@ -19,8 +19,9 @@ mode, trace functions) and refuses to run tests next to things it cannot put bac
 threads, torch function/dispatch modes). After the cell it checks that nothing was
 replaced while the test ran. See the README's threat model for what this does not stop.
 
-Files: `protocol.py` (the messages, shared with the grader), `kernel.py` (the cells), `guard.py`
-(what tests rely on), `forks.py` (the fork server). It runs as `python .../runner` (this folder) and its
+Files: `protocol.py` (the messages, shared with the grader), `kernel.py` (the cells), `shell.py` (the
+IPython shell of student cells), `priming.py` (imports and seeds before any cell), `guard.py` (what tests
+rely on), `forks.py` (the fork server). It runs as `python .../runner` (this folder) and its
 modules import each other relatively, so the same files are the package `runner` in the sandbox and
 `autograder.runner` for the grader, which imports only `protocol`.
 """
@@ -38,7 +39,8 @@ sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from runner import protocol  # noqa: E402
 from runner.forks import ISOLATION_FAILED, serve_forks  # noqa: E402
 from runner.isolation import IsolationError, isolate  # noqa: E402
-from runner.kernel import Runner, _pre_warm, _seed_everything  # noqa: E402
+from runner.kernel import Runner  # noqa: E402
+from runner.priming import pre_warm, seed_everything  # noqa: E402
 
 
 def main() -> None:
@@ -57,8 +59,8 @@ def main() -> None:
             print(f"the sandbox could not isolate the notebook: {exc}", file=sys.stderr, flush=True)
             os._exit(ISOLATION_FAILED)
     started = time.monotonic()
-    _pre_warm()
-    _seed_everything()  # before the snapshot and before any cell: grading again gives the same grade
+    pre_warm()
+    seed_everything()  # before the snapshot and before any cell: grading again gives the same grade
     runner = Runner(channel, commands, hello)
     runner.import_seconds = time.monotonic() - started
     # Until here, errors went to stderr for the grader to report; from now on fd 0, 1

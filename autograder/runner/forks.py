@@ -25,7 +25,8 @@ import time
 
 from . import protocol
 from .isolation import IsolationError, isolate, keys_of, wait_for_keys
-from .kernel import Runner, _pre_warm, _seed_everything, prepare_for_forks
+from .kernel import Runner
+from .priming import pre_warm, prepare_for_forks, seed_everything
 
 ISOLATION_FAILED = 71  # a child's exit code: it could not get namespaces of its own, and ran nothing
 FIRST_PID = 1000  # every child's pid (_same_pids_for_each_child)
@@ -134,8 +135,8 @@ def _become_submission(request: dict) -> None:
 
 def serve_forks(channel: int, commands, hello: dict) -> None:
     token, pid = hello["token"], os.getpid()
-    _pre_warm()
-    _seed_everything()  # before the fork: every child starts from this state
+    pre_warm()
+    seed_everything()  # before the fork: every child starts from this state
     prepare_for_forks()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # as in main: student code never gets the real stdin/stdout
@@ -155,7 +156,7 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
         if child == 0:
             try:
                 _become_submission(request)
-                _seed_everything()
+                seed_everything()
                 runner = Runner(channel, commands, request)
                 runner.serve()
             finally:

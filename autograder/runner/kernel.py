@@ -1,5 +1,10 @@
 """The kernel: runs a notebook's cells one at a time and reports each on the result channel (part of the
-runner, which runs inside the sandbox: standard library and the notebook's packages only)."""
+runner, which runs inside the sandbox: standard library and the notebook's packages only).
+
+Student cells go through the process's IPython shell (shell.py); locked and test cells are compiled and run
+here, and test cells between the Guard's checks (guard.py). The process is primed before a Runner is made
+(priming.py): the Guard's snapshot, taken when the Runner is made, is of modules already imported.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,8 @@ import time
 from typing import Any
 
 from . import plain, protocol
-from .guard import _MISSING, GUARDED_MODULES, Guard, remember_classes
+from .guard import _MISSING, Guard
+from .shell import shell_for
 
 
 class CellTimeout(BaseException):
@@ -53,8 +59,21 @@ class CappedStream:
     def fileno(self) -> int:
         raise OSError("output of a graded notebook has no file descriptor")
 
+    def dropped_note(self) -> dict | None:
+        """The output that says how much of this stream was not kept, if any was not."""
+        if not self.dropped:
+            return None
+        return {
+            "output_type": "stream",
+            "name": "stderr",
+            "text": f"\n[{self.dropped} more characters of {self.name} not kept]\n",
+        }
+
 
 class Runner:
+    """One notebook's run in this process: cells read from the grader one at a time, each run and its outputs,
+    error and repairs reported on the channel."""
+
     def __init__(self, channel, commands, hello: dict):
         self.channel = channel
         self.commands = commands
@@ -62,10 +81,8 @@ class Runner:
         self.cell_timeout = float(hello.get("cell_timeout", 60))
         self.max_output = int(hello.get("max_output", 100_000))
         self.pid = os.getpid()
-        self.shell = _make_shell()
         self.outputs: list = []
-        self.shell.display_pub.sink = self
-        self.shell.displayhook.sink = self
+        self.shell = shell_for(self)  # before the Guard: its snapshot is of the state the shell leaves
         self.guard = Guard(bool(hello.get("harden", True)))
         self.count = 0
 
@@ -139,14 +156,9 @@ class Runner:
         if os.getpid() != self.pid:
             os._exit(0)
         for stream in (stdout, stderr):
-            if stream.dropped:
-                self.outputs.append(
-                    {
-                        "output_type": "stream",
-                        "name": "stderr",
-                        "text": f"\n[{stream.dropped} more characters of {stream.name} not kept]\n",
-                    }
-                )
+            note = stream.dropped_note()
+            if note is not None:
+                self.outputs.append(note)
         if error is not None:
             self.outputs.append({"output_type": "error", **error})
         result = {"outputs": self.outputs, "error": error, "tamper": tamper, "execution_count": self.count}
@@ -199,7 +211,7 @@ class Runner:
             # classes made before it too (most of the guard's cost was that walk, before and after each test)
             problems = guard.unfixable(new_classes=False)
             if problems:
-                return {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}, notes
+                return _failure("GraderIntegrityError", "; ".join(problems)), notes
         if cell.get(protocol.PROBE):
             namespace.pop(protocol.PROBE, None)  # only what this cell's probe sets is handed over
         error = self.run_trusted(cell)
@@ -212,14 +224,13 @@ class Runner:
             problems = guard.unfixable()
             if during:
                 guard.restore(namespace)
-                error = {
-                    "ename": "GraderIntegrityError",
-                    "evalue": "the code under test changed the test environment while the test ran: "
+                error = _failure(
+                    "GraderIntegrityError",
+                    "the code under test changed the test environment while the test ran: "
                     + ", ".join((during + problems)[:8]),
-                    "traceback": [],
-                }
+                )
             elif problems:
-                error = {"ename": "GraderIntegrityError", "evalue": "; ".join(problems), "traceback": []}
+                error = _failure("GraderIntegrityError", "; ".join(problems))
         return error, notes
 
     def take_probe(self, namespace: dict) -> dict | None:
@@ -227,11 +238,11 @@ class Runner:
         error that fails the cell: no data, or data that is not plain."""
         value = namespace.pop(protocol.PROBE, _MISSING)
         if value is _MISSING:
-            return {"ename": "ProbeError", "evalue": "the test's probe handed over nothing", "traceback": []}
+            return _failure("ProbeError", "the test's probe handed over nothing")
         try:
             self.probe = plain.encode(value)
         except plain.NotPlain as exc:
-            return {"ename": "ProbeError", "evalue": f"the test could not hand over its data: {exc}", "traceback": []}
+            return _failure("ProbeError", f"the test could not hand over its data: {exc}")
         return None
 
 
@@ -244,142 +255,9 @@ def _error(exc: BaseException) -> dict:
         evalue = str(exc)
     except BaseException:  # noqa: BLE001 - a student exception whose __str__ fails
         evalue = "(unprintable)"
-    return {"ename": type(exc).__name__, "evalue": evalue[:2000], "traceback": []}
+    return _failure(type(exc).__name__, evalue[:2000])
 
 
-_shell: Any = None  # made once per process; in a fork server, before it forks (prepare_for_forks)
-
-
-def _make_shell():
-    """The process's IPython shell (made on first use): outputs, figures and errors collected as notebook outputs."""
-    global _shell
-    if _shell is None:
-        _shell = _new_shell()
-    return _shell
-
-
-def prepare_for_forks() -> None:
-    """What every child of a fork server would otherwise redo: the shell, and the Guard's walk over all classes
-    (together about 60 ms of each submission's start on a quiet machine, three times that on a busy one).
-    Nothing of a submission runs before the fork, so each child starts from the same untouched shell."""
-    _make_shell()
-    remember_classes()
-
-
-def _new_shell():
-    from IPython.core.displayhook import DisplayHook
-    from IPython.core.displaypub import DisplayPublisher
-    from IPython.core.interactiveshell import InteractiveShell
-
-    class Publisher(DisplayPublisher):
-        sink: Any = None  # the Runner, set once the shell exists
-
-        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
-            self.sink.add_output(
-                {"output_type": "display_data", "data": _jsonable(data), "metadata": _jsonable(metadata or {})}
-            )
-
-        def clear_output(self, wait=False):
-            self.sink.outputs.clear()
-
-    class Hook(DisplayHook):
-        sink: Any = None  # the Runner, set once the shell exists
-
-        def write_output_prompt(self):
-            pass
-
-        def write_format_data(self, format_dict, md_dict=None):
-            self.sink.add_output(
-                {
-                    "output_type": "execute_result",
-                    "data": _jsonable(format_dict),
-                    "metadata": _jsonable(md_dict or {}),
-                    "execution_count": self.sink.count,
-                }
-            )
-
-    class Shell(InteractiveShell):
-        last_error = None
-
-        def _showtraceback(self, etype, evalue, stb):
-            try:
-                text = str(evalue)
-            except BaseException:  # noqa: BLE001
-                text = "(unprintable)"
-            self.last_error = {
-                "ename": getattr(etype, "__name__", "Error"),
-                "evalue": text[:2000],
-                "traceback": list(stb)[-50:],
-            }
-
-        displayhook_class = Hook
-        display_pub_class = Publisher
-
-        def ask_exit(self):  # `exit()` in a cell ends nothing
-            pass
-
-    from traitlets.config import Config
-
-    # No history database and so no history thread: IPython stops and restarts that thread
-    # around every fork, and a fork bomb that used up the process limit would then fail
-    # the next cell for a thread the student never asked for.
-    settings = Config()
-    settings.HistoryManager.enabled = False
-    settings.HistoryManager.hist_file = ":memory:"
-    shell = Shell.instance(colors="NoColor", config=settings)
-    if "matplotlib" in sys.modules:
-        try:
-            shell.enable_matplotlib("inline")
-        except Exception:  # noqa: BLE001, S110 - no matplotlib-inline: figures are just not shown
-            pass
-    return shell
-
-
-def _jsonable(data):
-    try:
-        json.dumps(data)
-        return data
-    except (TypeError, ValueError):
-        return {str(k): str(v) for k, v in dict(data).items()}
-
-
-def _seed_everything(seed: int = 0) -> None:
-    """Every kernel starts from the same random state, with torch's deterministic algorithms
-    on where the platform has them (warn_only: an op without one still runs)."""
-    import random
-
-    random.seed(seed)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(seed)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)  # CPU and every CUDA device
-        try:
-            torch.use_deterministic_algorithms(True, warn_only=True)  # free once torch._dynamo is imported
-        except Exception:  # noqa: BLE001, S110 - an old or partial torch: seeded is still better than nothing
-            pass
-
-
-# Imported once, before any notebook runs (and, in a fork server, before the fork). torch._dynamo, before the
-# guard's snapshot: when first imported (by an optimizer's first step, say) it rebinds torch.manual_seed and others,
-# which the guard would report as changed by the code under test; it also brings what assert_close's first call
-# imports (sympy) and what torch.use_deterministic_algorithms imports (Inductor's config, 1 s when done there).
-PRE_WARMED = (
-    "numpy",
-    "torch",
-    "torch._dynamo",
-    "matplotlib",
-    "matplotlib.pyplot",
-    "IPython.core.interactiveshell",
-    "matplotlib_inline.backend_inline",
-    "traitlets.config",
-)
-
-
-def _pre_warm() -> None:
-    for name in (*PRE_WARMED, *GUARDED_MODULES):
-        try:
-            __import__(name)
-        except Exception:  # noqa: BLE001, S110 - exercises that do not need it
-            pass
+def _failure(ename: str, evalue: str) -> dict:
+    """A cell's error, in the form of the DONE frame's "error" (no traceback)."""
+    return {"ename": ename, "evalue": evalue, "traceback": []}
