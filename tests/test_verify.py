@@ -1,4 +1,4 @@
-"""Grades that repeat: every kernel starts seeded (autograder/runner/kernel.py), and `grade --verify`
+"""Grades that repeat: every kernel starts seeded (autograder/runner/priming.py), and `grade --verify`
 grades a sample again in fresh sandboxes and reports per-cell differences.
 
 `gambler` answers with unseeded randomness (os.urandom): whether a test cell passes is a
