@@ -1,4 +1,4 @@
-"""Gradescope (autograder/integrations/gradescope.py), tested against Gradescope's own contract, without Docker.
+"""Gradescope (autograder/integrations/gradescope/), tested against Gradescope's own contract, without Docker.
 
 The contract, from Gradescope's "Autograder Specifications" (gradescope-autograders.readthedocs.io/en/latest/specs/,
 the source of that page: docs/specs.md of github.com/gradescope/autograder_samples) and its "Best Practices" page:

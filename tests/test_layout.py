@@ -7,6 +7,7 @@ Read from the code with `ast` (every `import` and `from ... import`, at any dept
   < integrations (platforms that run the grader themselves: Gradescope) < cli;
   `config` is below everything. The grader never imports the course's tooling (`coursetools`) or the
   course's code (`course`): only the CLI, the thin top, reaches coursetools for `release` and `publish`.
+  In integrations, Gradescope's zip (`package`) and its run in the container (`container`) share only `settings`.
 - `autograder/runner/` is a program that runs inside the sandbox: it imports only the standard library,
   the notebook's packages and its own sibling modules (never `autograder`), and the grader imports only
   its `protocol` and `plain` modules (the messages and the probe's data).
@@ -150,6 +151,16 @@ def test_course_tooling_uses_only_the_graders_bottom(path):
             assert layer(imported) in ("autograder.config", "autograder.errors", "autograder.model"), (
                 f"coursetools/{path.name} imports {imported}"
             )
+
+
+def test_gradescope_zip_and_container_meet_only_in_their_settings():
+    """The zip is built on the instructor's machine, run_autograder runs in Gradescope's container: two sides of
+    one contract, gradescope.json, so neither imports the other; both import the record they share."""
+    sides = {"package": "container", "container": "package"}
+    for side, other in sides.items():
+        found = imports_of(ROOT / "autograder" / "integrations" / "gradescope" / f"{side}.py")
+        assert f"autograder.integrations.gradescope.{other}" not in found, f"gradescope.{side} imports its {other}"
+        assert "autograder.integrations.gradescope.settings" in found, f"gradescope.{side} has its own settings"
 
 
 def test_no_import_cycle():
