@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -87,47 +87,52 @@ TOOLS = ("tools/vendor_mathjax.py", "tools/build_book.py")
 PAGES_WORKFLOW = ".github/workflows/pages.yml"
 
 
-# --- the tree ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Publication:
+    """What `publish` wrote, and for which moment of the term."""
+
+    written: list[str]  # paths relative to the output folder, sorted
+    moment: Moment
+    chapters: list[str]  # the numbers of the chapters published
+    held: dict[str, str]  # chapters opened but held back -> why
+    warnings: list[str]
+    exercises: frozenset[str]  # the chapters that have an exercise
 
 
-def requirements(root: Path = config.REPO_ROOT) -> str:
-    """requirements.txt of the public release: pyproject.toml's pins for what it needs."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10: the copy pip carries
-        from pip._vendor import tomli as tomllib
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    pins = {}
-    for spec in project["dependencies"]:
-        name = re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0]
-        pins[name.lower()] = spec
-    missing = [name for name in PUBLIC_REQUIREMENTS if name not in pins]
-    if missing:
-        raise PublishError(f"pyproject.toml has no dependency {', '.join(missing)}")
-    lines = ["# Written by `autograder publish` from the course repository's pyproject.toml."]
-    return "\n".join(lines + [pins[name] for name in PUBLIC_REQUIREMENTS]) + "\n"
+@dataclass(frozen=True)
+class Plan:
+    """What one publication holds, decided before anything is written: a mistake in the course (a
+    broken manifest, a lesson that gives away its own exercise) then leaves the output folder as it was."""
+
+    manifest: Manifest
+    moment: Moment
+    warnings: list[str]
+    code: CourseCode  # every course module, and the exercises each definition answers
+    ready: list[Chapter]  # the opened chapters published now
+    held: dict[str, str]  # chapters opened but held back -> why
+    toc: dict  # the course's _toc.yml, as parsed
+    docnames: list[str]  # the pages published: _toc.yml's less the private ones and the chapters not published now
+    titles: dict[str, str]  # docname -> title, for every page of _toc.yml but the private ones
+
+    @property
+    def chapter_numbers(self) -> list[str]:
+        return [chapter.number for chapter in self.ready]
 
 
-def _prepare(out: Path) -> None:
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise PublishError(f"{out} exists and is not a folder")
-    if out.exists():
-        entries = [p for p in out.iterdir() if p.name != ".git"]
-        if entries and not (out / PUBLISHED_MARKER).is_file():
-            raise PublishError(
-                f"{out} is not empty and was not written by `autograder publish` (no {PUBLISHED_MARKER}); "
-                "choose an empty folder or a clone of the public repository"
-            )
-        for entry in entries:
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class PublishedPage:
+    """One page of the book as published, for the README's table of pages."""
+
+    docname: str
+    source: Path  # the page in the course repository (.md lesson, or .ipynb student notebook)
+    lesson: str | None = None  # its lesson notebook (path in the tree), when the page is a text notebook
+    uses_course: bool = False  # that lesson notebook imports course/
 
 
 class _Tree:
+    """The output folder, and every file written into it: `Publication.written` reports exactly what is
+    on disk, and a path written twice (two pages with one lesson notebook) can be refused."""
+
     def __init__(self, out: Path):
         self.out = Path(out)
         self.written: list[str] = []
@@ -149,8 +154,214 @@ def _header(comment: str, text: str) -> str:
     return f"{comment} Copied by `autograder publish` from the course repository: edit it there.\n{text}"
 
 
+# --- the steps of `publish`, in order -------------------------------------------------------
+
+
+def publish(
+    out: Path,
+    root: Path = config.REPO_ROOT,
+    check_release: bool = True,
+    through: str | None = None,
+    at: datetime | None = None,
+    everything: bool = False,
+    manifest: Manifest | None = None,
+) -> Publication:
+    """Write the public release into `out` as students may see it at one moment of the term (now by
+    default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens;
+    `everything`: every chapter and all course code; `manifest`: another calendar than chapters.yml's)."""
+    root = Path(root)
+    if check_release:
+        refuse_stale_notebooks(root)
+    settings = read_settings(root)
+    settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
+    plan = plan_publication(root, settings, manifest, through, at, everything)
+    tree = start_tree(out)
+    write_book_settings(tree, root, settings, plan)
+    pages = [write_page(tree, root, settings, plan, docname) for docname in plan.docnames]
+    copy_extensions(tree, root)
+    uses_course = any(page.uses_course for page in pages)
+    if uses_course:
+        ship_course_code(tree, root, plan)
+    copy_tools(tree, root)
+    write_from_templates(tree, root, settings, pages, uses_course)
+    _check_tree(tree.out, settings.private_pages)
+    return Publication(
+        sorted(tree.written),
+        plan.moment,
+        plan.chapter_numbers,
+        plan.held,
+        plan.warnings,
+        frozenset(c.number for c in plan.manifest.chapters if c.exercise),
+    )
+
+
+def refuse_stale_notebooks(root: Path) -> None:
+    """Refuse to publish student notebooks older than solutions/ (`release --check`): students would
+    get an exercise that the grader no longer grades."""
+    try:
+        stale = release(check=True)
+    except SourceError as exc:
+        raise PublishError(str(exc)) from exc
+    if stale:
+        names = ", ".join(str(s.path.relative_to(root)) if s.path.is_relative_to(root) else str(s.path) for s in stale)
+        raise PublishError(f"the student notebooks are out of date with solutions/ ({names}): run `make release` first")
+
+
+def plan_publication(
+    root: Path,
+    settings: Settings,
+    manifest: Manifest | None,
+    through: str | None,
+    at: datetime | None,
+    everything: bool,
+) -> Plan:
+    """Decide the moment, the chapters published or held back and the pages, reading the course only:
+    every refusal comes before the output folder is touched."""
+    try:
+        manifest = manifest or load(root / config.MANIFEST_FILE.name)
+        moment, warnings = choose_moment(manifest, through, at, everything)
+    except ManifestError as exc:
+        raise PublishError(str(exc)) from exc
+    code = CourseCode(manifest, root / "course")
+    ready, held = chapters_to_publish(root, manifest, moment, code)
+    chapter_pages = {page for chapter in manifest.chapters for page in chapter.pages}
+    published_pages = {page for chapter in ready for page in chapter.pages}
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    listed = [d for d in toc_files(toc) if d not in settings.private_pages]
+    docnames = [d for d in listed if d not in chapter_pages or d in published_pages]
+    titles = {d: page_title(page_source(root, d)) for d in listed}
+    return Plan(manifest, moment, warnings, code, ready, held, toc, docnames, titles)
+
+
+def start_tree(out: Path) -> _Tree:
+    """Empty the output folder (keeping a clone's `.git`) and mark it as written by `publish` first, so
+    that a run that fails half-way leaves a folder the next run may empty again, and nothing else is."""
+    _clear_output(out)
+    tree = _Tree(out)
+    tree.write(PUBLISHED_MARKER, MARKER_TEXT)
+    return tree
+
+
+def _clear_output(out: Path) -> None:
+    """Empty `out`, only if it is empty already or holds `PUBLISHED_MARKER`: a folder of someone's own
+    work given by mistake is refused, never emptied."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise PublishError(f"{out} exists and is not a folder")
+    if out.exists():
+        entries = [p for p in out.iterdir() if p.name != ".git"]
+        if entries and not (out / PUBLISHED_MARKER).is_file():
+            raise PublishError(
+                f"{out} is not empty and was not written by `autograder publish` (no {PUBLISHED_MARKER}); "
+                "choose an empty folder or a clone of the public repository"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def write_book_settings(tree: _Tree, root: Path, settings: Settings, plan: Plan) -> None:
+    """The book's `_config.yml` as it is (its repository URL is the public one already) and a `_toc.yml`
+    without the instructors' pages and the chapters not published yet: the tree builds its own site."""
+    tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
+    toc = public_toc(plan.toc, settings.private_pages, frozenset(plan.docnames))
+    tree.write(
+        "_toc.yml",
+        "# Written by `autograder publish` from the course repository's _toc.yml "
+        "(without its pages for instructors, and the chapters not open yet).\n"
+        + yaml.safe_dump(toc, sort_keys=False, allow_unicode=True),
+    )
+
+
+def write_page(tree: _Tree, root: Path, settings: Settings, plan: Plan, docname: str) -> PublishedPage:
+    """One page of the book: a student notebook as `release` wrote it; a Markdown page without its
+    private lines, links to unpublished pages and with its chapters' status of this moment, then its
+    lesson notebook (what the page's Colab button opens) and the images beside it."""
+    source = page_source(root, docname)
+    relative = source.relative_to(root).as_posix()
+    if source.suffix == ".ipynb":
+        tree.copy(root, relative)
+        return PublishedPage(docname, source)
+    text = source.read_text(encoding="utf-8")
+    folder = Path(docname).parent.as_posix()
+    folder = "" if folder == "." else folder
+    page = unpublished_references(public_markdown(text), folder, set(plan.docnames), plan.titles)
+    page = chapter_statuses(page, plan.manifest, plan.moment, plan.chapter_numbers, plan.held)
+    tree.write(relative, page)
+    published = PublishedPage(docname, source)
+    if is_text_notebook(text):
+        published = write_lesson_notebook(tree, settings, plan, published, folder, page)
+    copy_assets(tree, root, source)
+    return published
+
+
+def write_lesson_notebook(
+    tree: _Tree, settings: Settings, plan: Plan, page: PublishedPage, folder: str, text: str
+) -> PublishedPage:
+    """The lesson as a notebook (`lessons/NN_name.ipynb`, made from the page's public text) with the
+    set-up cell that lets it run outside the book; whether it imports course/ decides if course/ ships."""
+    nb = lesson_notebook(page.source, settings, plan.titles, folder, text)
+    lesson = lesson_notebook_path(page.docname, settings)
+    if lesson in tree.written:
+        raise PublishError(f"two pages would both write {lesson}: rename one")
+    tree.write(lesson, nbformat.writes(nb) + "\n")
+    uses_course = _imports("\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course")
+    return replace(page, lesson=lesson, uses_course=uses_course)
+
+
+def copy_assets(tree: _Tree, root: Path, source: Path) -> None:
+    """The images beside a page (`ASSET_SUFFIXES`), each once: the pages may display them."""
+    for asset in sorted(source.parent.iterdir()):
+        rel = asset.relative_to(root).as_posix()
+        if asset.is_file() and asset.suffix.lower() in ASSET_SUFFIXES and rel not in tree.written:
+            tree.copy(root, rel)
+
+
+def copy_extensions(tree: _Tree, root: Path) -> None:
+    """`_ext/`, the book's Sphinx extensions: the public site must look and check like the course's."""
+    for path in sorted((root / "_ext").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            tree.copy(root, path.relative_to(root).as_posix())
+
+
+def ship_course_code(tree: _Tree, root: Path, plan: Plan) -> None:
+    """course/*.py as students may see it now: a definition that answers an exercise not yet past its
+    deadline is replaced by a comment (`CourseCode.published_text`); and the data files lessons read."""
+    for path in sorted((root / "course").glob("*.py")):
+        try:
+            tree.write(path.relative_to(root).as_posix(), plan.code.published_text(path.stem, plan.moment.past_due))
+        except CourseCodeError as exc:
+            raise PublishError(str(exc)) from exc
+    for path in sorted((root / "course").iterdir()):
+        if path.is_file() and path.suffix in COURSE_DATA_SUFFIXES:
+            tree.copy(root, path.relative_to(root).as_posix())
+
+
+def copy_tools(tree: _Tree, root: Path) -> None:
+    """The scripts the public Makefile runs (`TOOLS`): the site builds from the tree alone."""
+    for relative in TOOLS:
+        tree.copy(root, relative)
+
+
+def write_from_templates(
+    tree: _Tree, root: Path, settings: Settings, pages: list[PublishedPage], uses_course: bool
+) -> None:
+    """What a student's clone needs around the book, from `tools/public/`: requirements.txt (pyproject.toml's
+    pins), the Makefile that builds the site, .gitignore, the Pages workflow, and a README listing the pages."""
+    templates = config.PUBLIC_TEMPLATES_DIR
+    tree.write("requirements.txt", requirements(root))
+    tree.write("Makefile", (templates / "Makefile").read_text(encoding="utf-8"))
+    tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
+    tree.write(PAGES_WORKFLOW, (templates / "pages.yml").read_text(encoding="utf-8"))
+    tree.write("README.md", student_readme(root, settings, pages, uses_course))
+
+
 def _check_tree(out: Path, private: frozenset[str]) -> None:
-    """Refuse a tree with nbgrader's solution or hidden-test markers, or a reference to a private page."""
+    """Refuse a tree with nbgrader's solution or hidden-test markers, or a reference to a private page:
+    the last guard, on what was actually written, whatever step let it through."""
     problems = []
     for path in sorted(out.rglob("*")):
         if not path.is_file() or ".git" in path.relative_to(out).parts:
@@ -168,18 +379,6 @@ def _check_tree(out: Path, private: frozenset[str]) -> None:
                     )
     if problems:
         raise PublishError("the public release would contain what students must not get:\n" + "\n".join(problems))
-
-
-@dataclass(frozen=True)
-class Publication:
-    """What `publish` wrote, and for which moment of the term."""
-
-    written: list[str]  # paths relative to the output folder, sorted
-    moment: Moment
-    chapters: list[str]  # the numbers of the chapters published
-    held: dict[str, str]  # chapters opened but held back -> why
-    warnings: list[str]
-    exercises: frozenset[str]  # the chapters that have an exercise
 
 
 # --- the calendar: which chapters and which course code students may see ---------------------
@@ -261,122 +460,25 @@ def chapters_to_publish(
     return ready, held
 
 
-def publish(
-    out: Path,
-    root: Path = config.REPO_ROOT,
-    check_release: bool = True,
-    through: str | None = None,
-    at: datetime | None = None,
-    everything: bool = False,
-    manifest: Manifest | None = None,
-) -> Publication:
-    """Write the public release into `out` as students may see it at one moment of the term (now by
-    default, the calendar of chapters.yml deciding; `through="07"`: the moment chapter 07 opens;
-    `everything`: every chapter and all course code; `manifest`: another calendar than chapters.yml's)."""
-    root = Path(root)
-    if check_release:
-        try:
-            stale = release(check=True)
-        except SourceError as exc:
-            raise PublishError(str(exc)) from exc
-        if stale:
-            names = ", ".join(
-                str(s.path.relative_to(root)) if s.path.is_relative_to(root) else str(s.path) for s in stale
-            )
-            raise PublishError(
-                f"the student notebooks are out of date with solutions/ ({names}): run `make release` first"
-            )
-    settings = read_settings(root)
-    settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
-    try:
-        manifest = manifest or load(root / config.MANIFEST_FILE.name)
-        moment, warnings = choose_moment(manifest, through, at, everything)
-    except ManifestError as exc:
-        raise PublishError(str(exc)) from exc
-    code = CourseCode(manifest, root / "course")
-    ready, held = chapters_to_publish(root, manifest, moment, code)
-    chapter_pages = {page for chapter in manifest.chapters for page in chapter.pages}
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    listed = [d for d in toc_files(toc) if d not in settings.private_pages]
-    published_pages = {page for chapter in ready for page in chapter.pages}
-    docnames = [d for d in listed if d not in chapter_pages or d in published_pages]
-    templates = config.PUBLIC_TEMPLATES_DIR
+# --- the files around the book: requirements.txt and the README ---------------------------
 
-    _prepare(out)
-    tree = _Tree(out)
-    tree.write(PUBLISHED_MARKER, MARKER_TEXT)
-    tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
-    toc_text = yaml.safe_dump(
-        public_toc(toc, settings.private_pages, frozenset(docnames)), sort_keys=False, allow_unicode=True
-    )
-    tree.write(
-        "_toc.yml",
-        "# Written by `autograder publish` from the course repository's _toc.yml "
-        "(without its pages for instructors, and the chapters not open yet).\n" + toc_text,
-    )
 
-    titles = {d: page_title(page_source(root, d)) for d in listed}
-    numbers_published = [c.number for c in ready]
-    chapters: list[tuple[str, Path, str | None]] = []
-    uses_course = False
-    for docname in docnames:
-        source = page_source(root, docname)
-        relative = source.relative_to(root).as_posix()
-        if source.suffix == ".ipynb":
-            tree.copy(root, relative)
-            chapters.append((docname, source, None))
-            continue
-        text = source.read_text(encoding="utf-8")
-        folder = Path(docname).parent.as_posix()
-        folder = "" if folder == "." else folder
-        page = unpublished_references(public_markdown(text), folder, set(docnames), titles)
-        page = chapter_statuses(page, manifest, moment, numbers_published, held)
-        tree.write(relative, page)
-        lesson = None
-        if is_text_notebook(text):
-            nb = lesson_notebook(source, settings, titles, folder, page)
-            lesson = lesson_notebook_path(docname, settings)
-            if lesson in tree.written:
-                raise PublishError(f"two pages would both write {lesson}: rename one")
-            tree.write(lesson, nbformat.writes(nb) + "\n")
-            uses_course = uses_course or _imports(
-                "\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course"
-            )
-        chapters.append((docname, source, lesson))
-        for asset in sorted(source.parent.iterdir()):
-            rel = asset.relative_to(root).as_posix()
-            if asset.is_file() and asset.suffix.lower() in ASSET_SUFFIXES and rel not in tree.written:
-                tree.copy(root, rel)
-
-    for path in sorted((root / "_ext").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            tree.copy(root, path.relative_to(root).as_posix())
-    if uses_course:
-        for path in sorted((root / "course").glob("*.py")):
-            try:
-                tree.write(path.relative_to(root).as_posix(), code.published_text(path.stem, moment.past_due))
-            except CourseCodeError as exc:
-                raise PublishError(str(exc)) from exc
-        for path in sorted((root / "course").iterdir()):
-            if path.is_file() and path.suffix in COURSE_DATA_SUFFIXES:
-                tree.copy(root, path.relative_to(root).as_posix())
-    for relative in TOOLS:
-        tree.copy(root, relative)
-
-    tree.write("requirements.txt", requirements(root))
-    tree.write("Makefile", (templates / "Makefile").read_text(encoding="utf-8"))
-    tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
-    tree.write(PAGES_WORKFLOW, (templates / "pages.yml").read_text(encoding="utf-8"))
-    tree.write("README.md", student_readme(root, settings, chapters, uses_course))
-    _check_tree(Path(out), settings.private_pages)
-    return Publication(
-        sorted(tree.written),
-        moment,
-        numbers_published,
-        held,
-        warnings,
-        frozenset(c.number for c in manifest.chapters if c.exercise),
-    )
+def requirements(root: Path = config.REPO_ROOT) -> str:
+    """requirements.txt of the public release: pyproject.toml's pins for what it needs."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10: the copy pip carries
+        from pip._vendor import tomli as tomllib
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = {}
+    for spec in project["dependencies"]:
+        name = re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0]
+        pins[name.lower()] = spec
+    missing = [name for name in PUBLIC_REQUIREMENTS if name not in pins]
+    if missing:
+        raise PublishError(f"pyproject.toml has no dependency {', '.join(missing)}")
+    lines = ["# Written by `autograder publish` from the course repository's pyproject.toml."]
+    return "\n".join(lines + [pins[name] for name in PUBLIC_REQUIREMENTS]) + "\n"
 
 
 def pages_url(settings: Settings) -> str:
@@ -388,21 +490,20 @@ def pages_url(settings: Settings) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
-def student_readme(
-    root: Path, settings: Settings, chapters: list[tuple[str, Path, str | None]], uses_course: bool
-) -> str:
+def student_readme(root: Path, settings: Settings, pages: list[PublishedPage], uses_course: bool) -> str:
     """README.md of the public release, from tools/public/README.md."""
     rows = ["| page | open in Colab |", "|---|---|"]
-    for docname, source, lesson in chapters:
-        if docname == "intro":
+    for page in pages:
+        if page.docname == "intro":
             continue
-        if source.suffix == ".ipynb":
-            path = source.relative_to(root).as_posix()
-            rows.append(f"| exercise: `{path}`, {page_title(source)} | [open `{path}`]({settings.colab_url(path)}) |")
+        path = page.source.relative_to(root).as_posix()
+        if page.source.suffix == ".ipynb":
+            rows.append(
+                f"| exercise: `{path}`, {page_title(page.source)} | [open `{path}`]({settings.colab_url(path)}) |"
+            )
         else:
-            path = source.relative_to(root).as_posix()
-            colab = f"[open `{lesson}`]({settings.colab_url(lesson)})" if lesson else "—"
-            rows.append(f"| lesson: `{path}`, {page_title(source)} | {colab} |")
+            colab = f"[open `{page.lesson}`]({settings.colab_url(page.lesson)})" if page.lesson else "—"
+            rows.append(f"| lesson: `{path}`, {page_title(page.source)} | {colab} |")
     layout = [
         "| path | what |",
         "|---|---|",
