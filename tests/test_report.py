@@ -268,3 +268,20 @@ def test_the_pass_rate_chart_is_not_colour_alone():
     white = [(part.min(axis=-1) > 0.95).mean() for part in (hard_bar, easy_bar)]
     assert white[0] > 0.05, "the bar of a cell under half is not hatched"
     assert white[1] < 0.01, "the bar of a cell over half is hatched too"
+
+
+def test_anonymous_letters_count_like_spreadsheet_columns():
+    """The example answers are lettered A..Z, then AA, AB.. (no two students share a label, however many)."""
+    from autograder.reporting.report import _letters
+
+    assert [_letters(n) for n in (0, 1, 25, 26, 27, 51, 52, 701, 702)] == [
+        "A",
+        "B",
+        "Z",
+        "AA",
+        "AB",
+        "AZ",
+        "BA",
+        "ZZ",
+        "AAA",
+    ]

@@ -11,6 +11,10 @@ submissions that could not be graded normally and the repairs the grader made, l
 submissions and their penalty, pairs of unusually similar answers, and the result of the
 last `grade --verify`. Failure messages and answer code come from running or reading
 student code: any line of hidden test source in them is redacted, as in the feedback.
+
+This module renders the page; the numbers and texts it shows come as records from `reporting.statistics`
+(which never imports this one). Every text from a student or their code is escaped here (`_e`, `_code`): the
+page's own markup is the only markup in it.
 """
 
 from __future__ import annotations
@@ -18,23 +22,26 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 from autograder import config
 from autograder.errors import MissingInput
-from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
-from autograder.model.records import Regrade, Result
+from autograder.model.records import Result
+from autograder.reporting import similarity
 from autograder.reporting.feedback import MAX_MESSAGE_CHARS
-from autograder.reporting.redact import redact
-from autograder.store.gradebook import atomic_write, executed_path, load_results
-
-TOP_MESSAGES = 5  # failure messages listed per cell
-TOP_PAIRS = 10  # similar pairs listed per notebook
-NOT_RUN = "did not run: the submission could not be run to this test (reasons below)"
-VERIFY_FILE = "verify.json"  # written by `grade --verify` in the work dir
+from autograder.reporting.statistics import (
+    CellRate,
+    ClassStatistics,
+    CourseCopy,
+    Example,
+    Lateness,
+    Scores,
+    VerifyRun,
+    class_statistics,
+)
+from autograder.store.gradebook import atomic_write, load_results
 
 # Light and dark (the reader's system setting, `prefers-color-scheme`): every text colour 4.5:1 or more against
 # the backgrounds it sits on (WCAG 2.1 AA; tests/test_report.py runs axe-core on the page in both). The plots
@@ -142,12 +149,10 @@ def _plots(results: list[Result], rates: list[tuple[str, float]]) -> tuple[str, 
     return histogram, bars
 
 
-def _histogram_alt(graded: list[Result], total: float, mean: float) -> str:
-    full = sum(1 for r in graded if r.score == r.max_score)
-    zero = sum(1 for r in graded if r.score == 0)
+def _histogram_alt(scores: Scores) -> str:
     return (
-        f"Histogram of the scores of {len(graded)} submission(s), from 0 to {total:g}: mean {mean:.2f}, "
-        f"{full} with full marks, {zero} with none."
+        f"Histogram of the scores of {scores.submissions} submission(s), from 0 to {scores.total:g}: mean "
+        f"{scores.mean:.2f}, {scores.full_marks} with full marks, {scores.zero} with none."
     )
 
 
@@ -157,77 +162,127 @@ def _rates_alt(rates: list[tuple[str, float]]) -> str:
     return f"Bar chart of the share of submissions passing each graded cell, hardest first: {shown}{rest}."
 
 
-def _anonymiser():
-    names: dict[str, str] = {}
-
-    def label(student: str) -> str:
-        if student not in names:
-            n = len(names)
-            letters = ""
-            while True:
-                letters = chr(ord("A") + n % 26) + letters
-                n = n // 26 - 1
-                if n < 0:
-                    break
-            names[student] = f"student {letters}"
-        return names[student]
-
-    return label
+def _letters(n: int) -> str:
+    """0 -> A, 25 -> Z, 26 -> AA: the n-th anonymous student's letters."""
+    letters = ""
+    while True:
+        letters = chr(ord("A") + n % 26) + letters
+        n = n // 26 - 1
+        if n < 0:
+            return letters
 
 
-def _answer_code(workdir: Path, student: str, notebook: str, hidden: set[str]) -> str:
-    from autograder.reporting.similarity import answer_cells
-
-    path = executed_path(workdir, student, notebook)
-    if not path.exists():
-        return "(no executed notebook: the submission could not run)"
-    try:
-        cells = answer_cells(read(path))
-    except Exception:  # noqa: BLE001
-        return "(the executed notebook could not be read)"
-    return redact("\n\n".join(f"# --- answer cell {gid}\n{src}" for gid, src in cells.items()), hidden)
+def _labels(examples: tuple[Example, ...]) -> dict[str, str]:
+    """{student: "student A"}, lettered in the order the failure table first links them (not the gradebook's)."""
+    return {example.student: f"student {_letters(i)}" for i, example in enumerate(examples)}
 
 
-def _late_section(results: list[Result]) -> str:
-    with_deadline = [(r, r.late) for r in results if r.late is not None and r.late.deadline]
-    late = [(r, record) for r, record in with_deadline if record.late_days > 0]
-    if not with_deadline:
+def _anchor(label: str) -> str:
+    return "ex-" + label.split()[-1]
+
+
+def _summary(stats: ClassStatistics) -> str:
+    scores = stats.scores
+    return (
+        f"<p>{scores.submissions} submission(s), mean {scores.mean:.2f} / {scores.total:g}, "
+        f"{scores.full_marks} full marks, {scores.with_reason} not graded normally. "
+        f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>"
+    )
+
+
+def _cell_rows(cell: CellRate, labels: dict[str, str]) -> list[str]:
+    """A graded cell's rows of the failure table: its pass rate, then one row per listed failure message with
+    its count and a link to an example answer, then the messages not listed."""
+    cid = _e(cell.grade_id)
+    rows = cell.failures or (None,)
+    out = []
+    for j, failure in enumerate(rows):
+        first = (
+            f"<td rowspan='{len(rows)}'><code>{cid}</code></td><td rowspan='{len(rows)}' "
+            f"class='num'>{cell.passed}/{cell.submissions} ({100 * cell.rate:.0f}%)</td>"
+            if j == 0
+            else ""
+        )
+        link = ""
+        if failure is not None and failure.example is not None:
+            who = labels[failure.example]
+            link = f"<a href='#{_anchor(who)}'>{_e(who)}</a>"
+        shown = _e(failure.message) if failure is not None else "all passed"
+        count = failure.count if failure is not None else ""
+        out.append(
+            f"<tr data-cell='{cid}'>{first}<td class='msg'>{shown}</td><td class='num count'>{count}</td>"
+            f"<td>{link}</td></tr>"
+        )
+    if cell.other_messages:
+        out.append(
+            f"<tr data-cell='{cid}'><td colspan='2'></td><td "
+            f"class='note'>{cell.other_messages} other message(s)</td>"
+            f"<td class='num count'>{cell.other_count}</td><td></td></tr>"
+        )
+    return out
+
+
+def _failure_table(stats: ClassStatistics, labels: dict[str, str]) -> str:
+    rows = [row for cell in stats.cells for row in _cell_rows(cell, labels)]
+    head = "<table id='failures'>" + _header("cell", "pass rate", "failure message", "students", "example")
+    return "\n".join([head, *rows, "</table>"])
+
+
+def _not_graded_section(stats: ClassStatistics) -> str:
+    if not stats.not_graded:
+        return "<p>None: every notebook ran to the end.</p>"
+    rows = [
+        f"<tr><td>{_e(r.student)}</td><td class='num'>{r.score:g}</td><td>{_e(r.reason)}</td></tr>"
+        for r in stats.not_graded
+    ]
+    return "\n".join(["<table id='reasons'>" + _header("student", "score", "reason"), *rows, "</table>"])
+
+
+def _repairs_section(stats: ClassStatistics) -> str:
+    if not stats.repaired:
+        return "<p>None.</p>"
+    rows = []
+    for r in stats.repaired:
+        items = "".join(f"<li>{_e(x)}</li>" for x in r.repairs)
+        rows.append(f"<tr><td>{_e(r.student)}</td><td><ul>{items}</ul></td></tr>")
+    return "\n".join(["<table id='repairs'>" + _header("student", "repairs"), *rows, "</table>"])
+
+
+def _late_section(lateness: Lateness | None) -> str:
+    if lateness is None:
         return (
             "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): "
             "lateness not checked.</p>"
         )
-    first = with_deadline[0][1]
     out = [
-        f"<p>Deadline {_e(first.deadline)}, policy <code>{_e(first.policy)}</code>: "
-        f"{len(late)} of {len(with_deadline)} submission(s) late.</p>"
+        f"<p>Deadline {_e(lateness.deadline)}, policy <code>{_e(lateness.policy)}</code>: "
+        f"{len(lateness.late)} of {lateness.checked} submission(s) late.</p>"
     ]
-    if late:
+    if lateness.late:
         out.append(
             "<table>" + _header("student", "submitted", "time from", "late days", "penalty", "raw score", "final score")
         )
-        for r, record in sorted(late, key=lambda pair: (-pair[1].late_days, pair[0].student)):
+        for late in lateness.late:
+            record = late.record
             out.append(
-                f"<tr><td>{_e(r.student)}</td><td>{_e(record.submitted_at)}</td><td>{_e(record.source)}</td>"
+                f"<tr><td>{_e(late.student)}</td><td>{_e(record.submitted_at)}</td><td>{_e(record.source)}</td>"
                 f"<td class='num'>{record.late_days}</td><td class='num'>{100 * record.penalty:g}%</td>"
-                f"<td class='num'>{r.score:g}</td><td class='num'>{record.final_score:g}</td></tr>"
+                f"<td class='num'>{late.score:g}</td><td class='num'>{record.final_score:g}</td></tr>"
             )
         out.append("</table>")
     return "\n".join(out)
 
 
-def _verify_section(workdir: Path, notebook: str) -> str:
-    path = Path(workdir) / VERIFY_FILE
-    if not path.exists():
+def _verify_section(verify: VerifyRun | None) -> str:
+    if verify is None:
         return (
             "<p class='note'>Not checked: <code>grade --verify FRACTION</code> grades a sample again and lists here "
             "any per-cell difference.</p>"
         )
-    data = json.loads(path.read_text(encoding="utf-8"))
-    checked = [c for c in map(Regrade.from_json, data.get("checked", [])) if c.notebook == notebook]
-    differ = [c for c in checked if c.differences]
+    differ = verify.differ
     out = [
-        f"<p>Last run {_e(data.get('when', ''))}: {len(checked)} submission(s) graded again in a fresh sandbox "
-        f"(sample fraction {data.get('fraction')}, seed {data.get('seed')}); "
+        f"<p>Last run {_e(verify.when)}: {len(verify.checked)} submission(s) graded again in a fresh sandbox "
+        f"(sample fraction {verify.fraction}, seed {verify.seed}); "
         + (f"<span class='flag'>{len(differ)} with different per-cell points</span>" if differ else "all identical")
         + ".</p>"
     ]
@@ -243,18 +298,7 @@ def _verify_section(workdir: Path, notebook: str) -> str:
     return "\n".join(out)
 
 
-def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | None) -> str:
-    from autograder.reporting import similarity
-
-    pieces = similarity.course_pieces()
-    starter = similarity.starter_code(notebook, solutions_dir)
-    rows = []
-    for student, answers in similarity.class_answers(workdir, notebook).items():
-        for match in similarity.course_matches(answers, pieces, starter):
-            rows.append(
-                f"<tr><td>{_e(student)}</td><td>{_e(match.cell)}</td><td>{_e(match.piece)}</td>"
-                f"<td class='num'>{match.share:.2f}</td></tr>"
-            )
+def _course_copy_section(copies: tuple[CourseCopy, ...]) -> str:
     out = [
         f"<p class='note'>Each answer cell compared with every function and class the course publishes at some point "
         f"of the term (course/*.py, the lessons' code), answers included: a cell that holds at least "
@@ -263,20 +307,21 @@ def _course_copy_section(workdir: Path, notebook: str, solutions_dir: Path | Non
         "starter code do not count). A reason to read the answer, never a verdict. The same list is the export's "
         "<code>copied_from</code> column.</p>"
     ]
-    if not rows:
+    if not copies:
         out.append("<p>No answer repeats course code.</p>")
         return "\n".join(out)
     out.append("<table id='course-copies'>" + _header("student", "answer cell", "course code", "share"))
-    out += rows
+    out += [
+        f"<tr><td>{_e(c.student)}</td><td>{_e(c.match.cell)}</td><td>{_e(c.match.piece)}</td>"
+        f"<td class='num'>{c.match.share:.2f}</td></tr>"
+        for c in copies
+    ]
     out.append("</table>")
     return "\n".join(out)
 
 
-def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solutions_dir: Path | None) -> str:
-    from autograder.reporting import similarity
-
-    pairs, answers = similarity.class_pairs(workdir, notebook, solutions_dir)
-    top = pairs[:TOP_PAIRS]
+def _similarity_section(stats: ClassStatistics) -> str:
+    top = stats.pairs
     out = [
         f"<p class='note'>Answer cells compared after normalisation (names, comments, docstrings and released "
         "starter code "
@@ -301,132 +346,66 @@ def _similarity_section(workdir: Path, notebook: str, hidden: set[str], solution
     for i, p in enumerate(top):
         if not p.flagged and i >= 3:
             continue
-        sides = []
-        for student in (p.a, p.b):
-            code = "\n\n".join(f"# --- {gid}\n{src}" for gid, src in answers.get(student, {}).items())
-            sides.append(f"<div><b>{_e(student)}</b>{_code(redact(code, hidden))}</div>")
+        sides = [f"<div><b>{_e(student)}</b>{_code(stats.listings[student])}</div>" for student in (p.a, p.b)]
         out.append(
             f"<h3 id='pair-{i}'>{_e(p.a)} &amp; {_e(p.b)}: {p.score:.2f}</h3><div class='side'>{''.join(sides)}</div>"
         )
     return "\n".join(out)
 
 
-def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions_dir: Path | None = None) -> str:
-    source = read(source_notebook(notebook, solutions_dir))
-    hidden = secret_lines(source)
-    order = list(max_points(source))
-    graded = [r for r in results if not r.internal_error]
-    cell_ids = order + sorted({c.grade_id for r in graded for c in r.cells} - set(order))
-    passes = {cid: [0, 0] for cid in cell_ids}
-    failures: dict[str, Counter] = defaultdict(Counter)
-    example: dict[tuple[str, str], str] = {}
-    for r in graded:
-        for c in r.cells:
-            passes[c.grade_id][1] += 1
-            if c.passed:
-                passes[c.grade_id][0] += 1
-            else:
-                if r.reason and c.message == r.reason:  # not run at all: one line for every such cause
-                    message = NOT_RUN
-                else:
-                    message = redact(c.message or "failed", hidden)
-                    message = message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + " [...]"
-                failures[c.grade_id][message] += 1
-                if (c.grade_id, message) not in example and message != NOT_RUN:  # an example whose code ran
-                    example[(c.grade_id, message)] = r.student
-    rates = sorted(
-        ((cid, (p / n) if n else 0.0) for cid, (p, n) in passes.items()), key=lambda x: (x[1], cell_ids.index(x[0]))
-    )
-    histogram, bars = _plots(graded, rates)
-    anonymous = _anonymiser()
-    total = graded[0].max_score if graded else 0
-    mean = sum(r.score for r in graded) / len(graded) if graded else 0
-    body = [
-        f"<h1>Class report: {_e(notebook)}</h1>",
-        f"<p>{len(graded)} submission(s), mean {mean:.2f} / {total:g}, "
-        f"{sum(1 for r in graded if r.score == r.max_score)} full marks, {sum(1 for r in graded if r.reason)} not "
-        "graded normally. "
-        f"Built {time.strftime('%Y-%m-%d %H:%M')} from the work dir, without grading again.</p>",
-        "<h2>Scores</h2>",
-        f"<img id='histogram' alt='{_e(_histogram_alt(graded, total, mean))}' src='{histogram}'>",
-        f"<img id='pass-rates' alt='{_e(_rates_alt(rates))}' src='{bars}'>",
-        "<h2>Graded cells, hardest first</h2>",
-    ]
-    body.append("<table id='failures'>" + _header("cell", "pass rate", "failure message", "students", "example"))
-    examples: dict[str, tuple[str, str, list[str]]] = {}  # student -> (anchor, label, what it exemplifies)
-    for cid, rate in rates:
-        passed, n = passes[cid]
-        top = failures[cid].most_common(TOP_MESSAGES)
-        rows = top or [("", 0)]
-        for j, (message, count) in enumerate(rows):
-            first = (
-                f"<td rowspan='{len(rows)}'><code>{_e(cid)}</code></td><td rowspan='{len(rows)}' "
-                f"class='num'>{passed}/{n} ({100 * rate:.0f}%)</td>"
-                if j == 0
-                else ""
-            )
-            link = ""
-            if message and (cid, message) in example:
-                student = example[(cid, message)]
-                who = anonymous(student)
-                anchor = "ex-" + who.split()[-1]
-                link = f"<a href='#{anchor}'>{_e(who)}</a>"
-                examples.setdefault(student, (anchor, who, []))[2].append(f"{cid}: {message}")
-            shown = _e(message) if message else "all passed"
-            cells = f"<td class='msg'>{shown}</td><td class='num count'>{count if message else ''}</td><td>{link}</td>"
-            body.append(f"<tr data-cell='{_e(cid)}'>{first}{cells}</tr>")
-        if len(failures[cid]) > TOP_MESSAGES:
-            rest = sum(failures[cid].values()) - sum(c for _, c in top)
-            body.append(
-                f"<tr data-cell='{_e(cid)}'><td colspan='2'></td><td "
-                f"class='note'>{len(failures[cid]) - TOP_MESSAGES} other message(s)</td>"
-                f"<td class='num count'>{rest}</td><td></td></tr>"
-            )
-    body.append("</table>")
-
-    body.append("<h2>Submissions not graded normally</h2>")
-    reasons = [r for r in results if r.reason or r.internal_error]
-    if reasons:
-        body.append("<table id='reasons'>" + _header("student", "score", "reason"))
-        for r in reasons:
-            body.append(
-                f"<tr><td>{_e(r.student)}</td><td "
-                f"class='num'>{r.score:g}</td><td>{_e(redact(r.reason or r.internal_error, hidden))}</td></tr>"
-            )
-        body.append("</table>")
-    else:
-        body.append("<p>None: every notebook ran to the end.</p>")
-    repaired = [r for r in results if r.repairs]
-    body.append("<h2>Repairs the grader made</h2>")
-    if repaired:
-        body.append("<table id='repairs'>" + _header("student", "repairs"))
-        for r in repaired:
-            items = "".join(f"<li>{_e(redact(x, hidden))}</li>" for x in r.repairs)
-            body.append(f"<tr><td>{_e(r.student)}</td><td><ul>{items}</ul></td></tr>")
-        body.append("</table>")
-    else:
-        body.append("<p>None.</p>")
-    body += ["<h2>Late work</h2>", _late_section(results)]
-    body += ["<h2>Similar answers</h2>", _similarity_section(workdir, notebook, hidden, solutions_dir)]
-    body += ["<h2>Answers that repeat the course's code</h2>", _course_copy_section(workdir, notebook, solutions_dir)]
-    body += ["<h2>Grades that repeat</h2>", _verify_section(workdir, notebook)]
-    body += [
+def _examples_section(examples: tuple[Example, ...], labels: dict[str, str]) -> str:
+    out = [
         "<h2>Example answers</h2>",
         "<p class='note'>Anonymised: the letters are not the order of the gradebook.</p>",
     ]
-    for student, (anchor, who, why) in examples.items():
-        items = "".join(f"<li>{_e(w)}</li>" for w in why)
-        code = _answer_code(workdir, student, notebook, hidden)
-        body.append(f"<h3 id='{anchor}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul>{_code(code)}")
+    for example in examples:
+        who = labels[example.student]
+        items = "".join(f"<li>{_e(w)}</li>" for w in example.shows)
+        out.append(f"<h3 id='{_anchor(who)}'>{_e(who)}</h3><p>An example of:</p><ul>{items}</ul>{_code(example.code)}")
+    return "\n".join(out)
+
+
+def render(stats: ClassStatistics) -> str:
+    """The class report page of one notebook: one offline HTML file (inline style and images, no script)."""
+    rates = [(cell.grade_id, cell.rate) for cell in stats.cells]
+    histogram, bars = _plots(list(stats.graded), rates)
+    labels = _labels(stats.examples)
+    body = [
+        f"<h1>Class report: {_e(stats.notebook)}</h1>",
+        _summary(stats),
+        "<h2>Scores</h2>",
+        f"<img id='histogram' alt='{_e(_histogram_alt(stats.scores))}' src='{histogram}'>",
+        f"<img id='pass-rates' alt='{_e(_rates_alt(rates))}' src='{bars}'>",
+        "<h2>Graded cells, hardest first</h2>",
+        _failure_table(stats, labels),
+        "<h2>Submissions not graded normally</h2>",
+        _not_graded_section(stats),
+        "<h2>Repairs the grader made</h2>",
+        _repairs_section(stats),
+        "<h2>Late work</h2>",
+        _late_section(stats.lateness),
+        "<h2>Similar answers</h2>",
+        _similarity_section(stats),
+        "<h2>Answers that repeat the course's code</h2>",
+        _course_copy_section(stats.course_copies),
+        "<h2>Grades that repeat</h2>",
+        _verify_section(stats.verify),
+        _examples_section(stats.examples, labels),
+    ]
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; img-src data:; style-src "
         "'unsafe-inline'\">"
-        f"<title>Class report: {_e(notebook)}</title><style>{_STYLE}</style></head><body>"
+        f"<title>Class report: {_e(stats.notebook)}</title><style>{_STYLE}</style></head><body>"
         + _scrolling_tables("\n".join(body))
         + "</body></html>"
     )
+
+
+def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions_dir: Path | None = None) -> str:
+    """The class report page of `notebook` from its results and the work dir."""
+    return render(class_statistics(notebook, results, Path(workdir), solutions_dir, MAX_MESSAGE_CHARS))
 
 
 def write_report(
