@@ -32,6 +32,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+import autograder
 from autograder import config
 from autograder.grading.execute import execute_submission
 from autograder.intake.collect import collect
@@ -140,29 +141,17 @@ def _gather(submission: Path, into: Path) -> None:
         os.utime(target, (path.stat().st_mtime, path.stat().st_mtime))
 
 
-def run(root: Path = ROOT, out=sys.stdout) -> int:
-    """Grade the submission in `root`/submission and write `root`/results/results.json; 0, or 1 when the grader
-    itself failed (no results.json then)."""
-    started = time.monotonic()
-    root = Path(root)
-    settings = _settings(root)
-    notebook = settings.notebook
-    for line in lock_down(root):
-        print(line, file=out)
-    source_path = root / "source" / "notebook" / f"{notebook}.ipynb"
-    try:
-        mode = isolation()
-    except SandboxUnavailable as exc:
-        print(f"error: {exc}", file=out)
-        return 1
-    print(f"student code runs {'in the bubblewrap sandbox' if mode == 'bwrap' else 'as a uid of its own'}", file=out)
-    private = Path(tempfile.mkdtemp(prefix="gradescope-"))  # root's only: the student's copy, never the original
+def _grade(root: Path, settings: Settings, mode: str, out) -> Result:
+    """The submission graded from a private copy (root's only: the student's copy, never the original), once
+    more if the grader itself failed; what was repaired in the upload's name comes first among the repairs."""
+    private = Path(tempfile.mkdtemp(prefix="gradescope-"))
     try:
         (private / "student").mkdir()
         submission = root / "submission"
         if submission.is_dir():
             _gather(submission, private / "student")
-        sub = collect(private, [notebook])[0]
+        sub = collect(private, [settings.notebook])[0]
+        source_path = root / "source" / "notebook" / f"{settings.notebook}.ipynb"
         job = Job(sub, source_path, settings.limits, sandboxed=mode == "bwrap", unprivileged=mode == "uid")
         result = execute_submission(job)
         if result.internal_error:
@@ -171,27 +160,47 @@ def run(root: Path = ROOT, out=sys.stdout) -> int:
     finally:
         shutdown_servers()
         shutil.rmtree(private, ignore_errors=True)
-    if result.internal_error:
-        print(f"error: the grader failed, not the submission: {result.internal_error}. No results.json.", file=out)
-        return 1
     if sub.note:
         result.repairs.insert(0, f"file: {sub.note}")
-    results = results_json(result, read(source_path), settings, time.monotonic() - started, mode)
-    atomic_write(root / "results" / "results.json", json.dumps(results, indent=1) + "\n")
+    return result
+
+
+def _log(notebook: str, result: Result, out) -> None:
+    """The instructor's summary (Gradescope shows run_autograder's output to instructors only)."""
     why = f" ({result.reason})" if result.reason else ""
     print(f"{notebook}: {result.score:g}/{result.max_score:g}{why}", file=out)
     for cell in result.cells:
         print(f"  {cell.grade_id:<32} {cell.points:g}/{cell.max_points:g}  {cell.message[:200]}", file=out)
+
+
+def run(root: Path = ROOT, out=sys.stdout) -> int:
+    """Grade the submission in `root`/submission and write `root`/results/results.json; 0, or 1 when the grader
+    itself failed (no results.json then)."""
+    started = time.monotonic()
+    root = Path(root)
+    settings = _settings(root)
+    for line in lock_down(root):
+        print(line, file=out)
+    try:
+        mode = isolation()
+    except SandboxUnavailable as exc:
+        print(f"error: {exc}", file=out)
+        return 1
+    print(f"student code runs {'in the bubblewrap sandbox' if mode == 'bwrap' else 'as a uid of its own'}", file=out)
+    result = _grade(root, settings, mode, out)
+    if result.internal_error:
+        print(f"error: the grader failed, not the submission: {result.internal_error}. No results.json.", file=out)
+        return 1
+    source = read(root / "source" / "notebook" / f"{settings.notebook}.ipynb")
+    results = results_json(result, source, settings, time.monotonic() - started, mode)
+    atomic_write(root / "results" / "results.json", json.dumps(results, indent=1) + "\n")
+    _log(settings.notebook, result, out)
     return 0
 
 
-def check(root: Path = ROOT, out=sys.stdout) -> int:
-    """setup.sh's checks: 0 when the grader can grade here (and says how it will isolate student code)."""
-    root = Path(root)
+def _check_files(root: Path, out) -> list[str]:
+    """What must hold before anything runs: root, the notebook's tests, util-linux's tools."""
     problems = []
-    import autograder
-
-    print(f"grader: {Path(autograder.__file__).parent}", file=out)
     if os.geteuid() != 0:
         problems.append("run_autograder must run as root (Gradescope runs it as root)")
     try:
@@ -208,35 +217,51 @@ def check(root: Path = ROOT, out=sys.stdout) -> int:
     for tool in ("prlimit", "setpriv"):
         if shutil.which(tool) is None:
             problems.append(f"`{tool}` (util-linux) is missing")
+    return problems
+
+
+def _check_student_side(out) -> list[str]:
+    """What student code will find: a uid of its own imports the notebook's packages, and bubblewrap starts or
+    not (which says how student code is isolated here)."""
+    problems = []
+    probe = [
+        "setpriv",
+        f"--reuid={config.SANDBOX_UID_BASE}",
+        f"--regid={config.SANDBOX_UID_BASE}",
+        "--clear-groups",
+        "--",
+        sys.executable,
+        "-c",
+        "import torch, numpy, matplotlib, IPython; print(torch.__version__)",
+    ]
+    done = subprocess.run(probe, capture_output=True, text=True, cwd="/", timeout=300)
+    if done.returncode != 0:
+        problems.append(f"a uid of its own cannot import the notebook's packages: {done.stderr.strip()[-500:]}")
+    else:
+        print(f"a uid of its own imports torch {done.stdout.strip()}, numpy, matplotlib, IPython", file=out)
+    try:
+        mode = isolation()
+    except SandboxUnavailable as exc:
+        problems.append(str(exc))
+    else:
+        print(
+            "bubblewrap works here: student code runs in its sandbox"
+            if mode == "bwrap"
+            else "bubblewrap cannot run here: student code runs as a uid of its own, without the grader's files",
+            file=out,
+        )
+    return problems
+
+
+def check(root: Path = ROOT, out=sys.stdout) -> int:
+    """setup.sh's checks: 0 when the grader can grade here (and says how it will isolate student code)."""
+    root = Path(root)
+    print(f"grader: {Path(autograder.__file__).parent}", file=out)
+    problems = _check_files(root, out)
     if not problems:
         for line in lock_down(root):
             print(line, file=out)
-        probe = [
-            "setpriv",
-            f"--reuid={config.SANDBOX_UID_BASE}",
-            f"--regid={config.SANDBOX_UID_BASE}",
-            "--clear-groups",
-            "--",
-            sys.executable,
-            "-c",
-            "import torch, numpy, matplotlib, IPython; print(torch.__version__)",
-        ]
-        done = subprocess.run(probe, capture_output=True, text=True, cwd="/", timeout=300)
-        if done.returncode != 0:
-            problems.append(f"a uid of its own cannot import the notebook's packages: {done.stderr.strip()[-500:]}")
-        else:
-            print(f"a uid of its own imports torch {done.stdout.strip()}, numpy, matplotlib, IPython", file=out)
-        try:
-            mode = isolation()
-        except SandboxUnavailable as exc:
-            problems.append(str(exc))
-        else:
-            print(
-                "bubblewrap works here: student code runs in its sandbox"
-                if mode == "bwrap"
-                else "bubblewrap cannot run here: student code runs as a uid of its own, without the grader's files",
-                file=out,
-            )
+        problems = _check_student_side(out)
     for problem in problems:
         print(f"error: {problem}", file=out)
     return 1 if problems else 0
