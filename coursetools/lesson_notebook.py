@@ -134,7 +134,9 @@ def lesson_notebook(
     nb = read_myst_markdown_notebook(text, path=md_path)
     labels = _labels(text)
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    uses_glue = _imports(code, "myst_nb")
+    # glue comes from myst_nb, directly or through course/book.py (the lessons' shared set-up), which imports it when
+    # called: the stand-in below is in place by then
+    uses_glue = _imports(code, "myst_nb") or _imports(code, "course.book")
     if uses_glue:
         other = set(re.findall(r"^\s*from\s+myst_nb\S*\s+import\s+(.+)$", code, re.MULTILINE)) - {"glue"}
         if other or re.search(r"^\s*import\s+myst_nb", code, re.MULTILINE):

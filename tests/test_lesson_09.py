@@ -363,7 +363,7 @@ def test_the_maps_figure_says_what_it_shows(lesson_html, text):
     (other,) = number(text, r"The other layer.s cross-attention is more spread out \((\S+) %")
     (top,) = number(text, r"in its second layer, a row.s largest weight is (\S+) % on average")
     assert f"one held-out source of {length:.0f} digits" in alt
-    assert f"layer {layer:.0f} puts {weight:.0f} % of its weight on the red squares" in alt
+    assert f"layer {layer:.0f} puts {weight:.0f} % of its weight on the outlined squares" in alt
     assert f"layer {3 - layer:.0f} {other:.0f} %, where a uniform look would put {uniform:.0f} %" in alt
     assert f"a row's largest weight is {top:.0f} % on average" in alt
 
