@@ -197,3 +197,17 @@ def test_the_layout_section_of_the_readme_names_every_package():
         assert f" {package.rsplit('.', 1)[-1]}/ " in f" {' '.join(tree.split())} ", (
             f"the README's layout tree does not describe {package}"
         )
+
+
+def test_every_package_is_installed():
+    """pyproject lists the packages a wheel installs (setuptools does not look for them): a new sub-package left out
+    works in the editable install of `make test` and is missing from a regular `pip install .`."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in ("autograder", "coursetools")
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found - listed == set(), "add to [tool.setuptools] packages in pyproject.toml"
