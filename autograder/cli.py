@@ -215,10 +215,12 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _publish(args: argparse.Namespace) -> int:
+    from coursetools.layout import PUBLISH_DIR
     from coursetools.publish import publish
     from coursetools.site import read_settings
 
-    done = publish(args.out, through=args.through, at=args.at)
+    out = args.out or PUBLISH_DIR
+    done = publish(out, through=args.through, at=args.at)
     for warning in done.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     lessons = [p for p in done.written if p.startswith(read_settings().lesson_dir + "/")]
@@ -229,7 +231,7 @@ def _publish(args: argparse.Namespace) -> int:
     )
     for number, why in sorted(done.held.items()):
         print(f"Chapter {number} has opened but is held back: {why}.")
-    print(f"Wrote the public release into {args.out}: {len(done.written)} files, {len(lessons)} lesson notebook(s).")
+    print(f"Wrote the public release into {out}: {len(done.written)} files, {len(lessons)} lesson notebook(s).")
     print(
         f"Its repository is {read_settings().repository_url} (repository.url in _config.yml); "
         "commit the folder's content there. `make book` in it builds the website."
@@ -426,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_gradescope)
 
     p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
-    p.add_argument("--out", type=Path, default=config.PUBLISH_DIR, help="folder to write (default: _publish/)")
+    p.add_argument("--out", type=Path, help="folder to write (default: _publish/)")
     when = p.add_mutually_exclusive_group()
     when.add_argument(
         "--through",

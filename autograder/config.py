@@ -12,19 +12,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # nbgrader source notebooks: solutions, visible tests and hidden tests.
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
-# Student notebooks generated from SOLUTIONS_DIR, committed, and pages of the book.
-RELEASE_DIR = REPO_ROOT / "chapters"
-# The chapter manifest: every chapter (lesson, exercise, what it asks for) and the course calendar.
-MANIFEST_FILE = REPO_ROOT / "chapters.yml"
-# The course's own code (lessons import it; `publish` ships it, less the answers still due).
-COURSE_DIR = REPO_ROOT / "course"
-# Reference code that `release` copies into the provided (locked) cells of the notebooks.
-PROVIDED_MODULE = REPO_ROOT / "course" / "provided.py"
-# The public release (`autograder publish`, coursetools/publish.py): where `make publish` writes
-# it by default (git-ignored), and the templates of its README, Makefile and .gitignore. Its
-# GitHub URL is `repository.url` in _config.yml, the one setting the site's buttons use too.
-PUBLISH_DIR = REPO_ROOT / "_publish"
-PUBLIC_TEMPLATES_DIR = REPO_ROOT / "tools" / "public"
+# The book's layout (chapters/, chapters.yml, course/, the public release) is the course tooling's:
+# coursetools/layout.py. The grader grades against SOLUTIONS_DIR only.
 
 # All grading state lives under one work dir (git-ignored).
 DEFAULT_WORKDIR = Path("grading")

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import config
 from autograder.errors import UsageError
+from coursetools import layout
 from coursetools.manifest import Manifest
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -92,7 +92,7 @@ class CourseCode:
     """Every course module, and for each definition the exercises it answers."""
 
     def __init__(self, manifest: Manifest, course_dir: Path | None = None):
-        self.dir = Path(course_dir or config.COURSE_DIR)
+        self.dir = Path(course_dir or layout.COURSE_DIR)
         self.modules = {p.stem: _read_module(p) for p in sorted(self.dir.glob("*.py"))}
         asked = manifest.answered_by()
         self.answers: dict[tuple[str, str], frozenset[str]] = {

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from autograder import config
 from autograder.errors import UsageError
+from coursetools import layout
 
 
 class ManifestError(UsageError, ValueError):
@@ -122,7 +122,7 @@ def _time(value: object, where: str) -> datetime | None:
 
 def load(path: Path | None = None) -> Manifest:
     """Read and check chapters.yml."""
-    path = Path(path or config.MANIFEST_FILE)
+    path = Path(path or layout.MANIFEST_FILE)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:

@@ -50,6 +50,7 @@ import yaml
 
 from autograder import config
 from autograder.model.notebooks import marker
+from coursetools import layout
 from coursetools.course_code import CourseCode, CourseCodeError
 from coursetools.lesson_notebook import _imports, lesson_notebook, lesson_notebook_path
 from coursetools.manifest import Chapter, Manifest, ManifestError, Moment, load
@@ -218,7 +219,7 @@ def plan_publication(
     """Decide the moment, the chapters published or held back and the pages, reading the course only:
     every refusal comes before the output folder is touched."""
     try:
-        manifest = manifest or load(root / config.MANIFEST_FILE.name)
+        manifest = manifest or load(root / layout.MANIFEST_FILE.name)
         moment, warnings = choose_moment(manifest, through, at, everything)
     except ManifestError as exc:
         raise PublishError(str(exc)) from exc
@@ -351,7 +352,7 @@ def write_from_templates(
 ) -> None:
     """What a student's clone needs around the book, from `tools/public/`: requirements.txt (pyproject.toml's
     pins), the Makefile that builds the site, .gitignore, the Pages workflow, and a README listing the pages."""
-    templates = config.PUBLIC_TEMPLATES_DIR
+    templates = layout.PUBLIC_TEMPLATES_DIR
     tree.write("requirements.txt", requirements(root))
     tree.write("Makefile", (templates / "Makefile").read_text(encoding="utf-8"))
     tree.write(".gitignore", (templates / "gitignore").read_text(encoding="utf-8"))
@@ -504,7 +505,7 @@ def student_readme(root: Path, settings: Settings, pages: list[PublishedPage], u
         else:
             colab = f"[open `{page.lesson}`]({settings.colab_url(page.lesson)})" if page.lesson else "—"
             rows.append(f"| lesson: `{path}`, {page_title(page.source)} | {colab} |")
-    layout = [
+    files = [
         "| path | what |",
         "|---|---|",
         "| `intro.md`, `chapters/*.md` | the lessons: the pages of the course website (MyST Markdown notebooks, run "
@@ -514,22 +515,22 @@ def student_readme(root: Path, settings: Settings, pages: list[PublishedPage], u
         "locally) |",
     ]
     if uses_course:
-        layout.append(
+        files.append(
             "| `course/provided.py` | the course's reference code, used by later lessons and given to later exercises |"
         )
-    layout += [
+    files += [
         "| `_config.yml`, `_toc.yml`, `_ext/` | the website's settings, table of contents and Sphinx extensions |",
         "| `tools/vendor_mathjax.py` | downloads MathJax once, so the website renders math offline |",
         "| `Makefile`, `requirements.txt` | `make book` builds the website into `_build/html` |",
         f"| `{PAGES_WORKFLOW}` | GitHub Actions: `make book` on every push, deployed to GitHub Pages |",
     ]
-    text = (config.PUBLIC_TEMPLATES_DIR / "README.md").read_text(encoding="utf-8")
+    text = (layout.PUBLIC_TEMPLATES_DIR / "README.md").read_text(encoding="utf-8")
     replacements = {
         "{{title}}": settings.title,
         "{{repository_url}}": settings.repository_url,
         "{{repository_name}}": settings.github[1],
         "{{chapters}}": "\n".join(rows),
-        "{{layout}}": "\n".join(layout),
+        "{{layout}}": "\n".join(files),
         "{{lesson_dir}}": settings.lesson_dir,
         "{{pages_url}}": pages_url(settings),
         "{{pages_workflow}}": PAGES_WORKFLOW,

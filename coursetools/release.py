@@ -53,12 +53,12 @@ from autograder.model.notebooks import (
     near_miss_markers,
     read,
     release_notebook,
-    released_path,
     solution_paths,
     solution_region_lines,
     split_test,
     without_hidden_tests,
 )
+from coursetools import layout
 
 PROVIDED_NOTE = "# Reference code from earlier chapters, locked: run it as it is (the grader uses this exact cell)."
 _PROVIDED_LINE = re.compile(r"^#\s*Provided by the course:(.*)$")
@@ -89,7 +89,7 @@ class ProvidedModule:
     """
 
     def __init__(self, path: Path | None = None):
-        self.path = Path(path or config.PROVIDED_MODULE)
+        self.path = Path(path or layout.PROVIDED_MODULE)
         self.text = self.path.read_text(encoding="utf-8")
         lines = self.text.splitlines()
         tree = ast.parse(self.text, filename=str(self.path))
@@ -329,7 +329,7 @@ def release(check: bool = False, solutions_dir: Path | None = None, release_dir:
             stale.append(StaleFile(path, tuple(changed)))
             if not check:
                 path.write_text(nbformat.writes(source) + "\n", encoding="utf-8")
-        target = released_path(path, release_dir)
+        target = layout.released_path(path, release_dir)
         text = nbformat.writes(release_notebook(source)) + "\n"
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:

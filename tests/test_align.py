@@ -18,7 +18,6 @@ import nbformat
 import pytest
 from nbformat import NotebookNode
 
-from autograder import config
 from autograder.grading.align import NOTHING_RECOGNISED, REORDERED, Aligned, align
 from autograder.model.notebooks import (
     grade_id,
@@ -30,6 +29,7 @@ from autograder.model.notebooks import (
     release_notebook,
     source_notebook,
 )
+from coursetools.layout import RELEASE_DIR
 from coursetools.samples import make_submission, solution_code, untouched_release
 
 NOTEBOOK = "02_dot_product_attention"
@@ -152,7 +152,7 @@ def test_a_normal_submission_needs_no_repair(make):
 
 
 def test_the_committed_release_is_the_released_notebook():
-    committed = read(config.RELEASE_DIR / f"{NOTEBOOK}.ipynb")
+    committed = read(RELEASE_DIR / f"{NOTEBOOK}.ipynb")
     result = align(make_submission(NOTEBOOK), committed, SOURCE)
     assert result.repairs == [] and result.recognised == len(committed.cells)
 

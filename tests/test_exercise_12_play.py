@@ -12,6 +12,7 @@ import zlib
 
 from autograder import config
 from autograder.model.notebooks import read
+from coursetools.layout import RELEASE_DIR
 
 SPEC = importlib.util.spec_from_file_location("exercise_12_play", config.REPO_ROOT / "tools" / "exercise_12_play.py")
 assert SPEC and SPEC.loader
@@ -41,6 +42,6 @@ def test_the_notebook_carries_the_courses_play_with_its_checksum():
 
 
 def test_the_student_notebook_has_the_same_cell():
-    released = read(config.RELEASE_DIR / "12_language_model.ipynb")
+    released = read(RELEASE_DIR / "12_language_model.ipynb")
     solution = read(config.SOLUTIONS_DIR / "12_language_model.ipynb")
     assert TOOL.play_cell(released).source == TOOL.play_cell(solution).source

@@ -33,10 +33,11 @@ import nbformat
 import pytest
 
 import autograder
-from autograder.model.notebooks import read, released_path, secret_lines, solution_region_lines, source_notebook
+from autograder.model.notebooks import read, secret_lines, solution_region_lines, source_notebook
 from autograder.reporting.feedback import MAX_MESSAGE_CHARS
 from autograder.reporting.redact import redact
 from conftest import NOTEBOOK, grade_quietly
+from coursetools.layout import released_path
 from coursetools.samples import implementations, make_submission, untouched_release
 from helpers import POINTS, TOTAL, run_cli
 

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from autograder import config
 from autograder.model.notebooks import read, solution_paths
 from course.provided import causal_mask, padding_mask, scaled_dot_product_attention
+from coursetools import layout
 from coursetools.release import (
     PROVIDED_HEADER,
     ProvidedModule,
@@ -217,10 +218,10 @@ def test_check_names_the_stale_notebook_and_cell_on_the_command_line(tmp_path, m
 
     solutions, released = tmp_path / "solutions", tmp_path / "chapters"
     shutil.copytree(config.SOLUTIONS_DIR, solutions)
-    shutil.copytree(config.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(layout.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
     monkeypatch.setattr(config, "REPO_ROOT", tmp_path)
     monkeypatch.setattr(config, "SOLUTIONS_DIR", solutions)
-    monkeypatch.setattr(config, "RELEASE_DIR", released)
+    monkeypatch.setattr(layout, "RELEASE_DIR", released)
     assert cli.main(["release", "--check"]) == 0
     with_provided = [p for p in solution_paths(solutions) if any(provided_names(c) for c in read(p).cells)]
     if not with_provided:

@@ -27,11 +27,11 @@ import pytest
 import yaml
 
 import axe
-from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import read, release_notebook, solution_paths
 from book_build import ROOT
 from chromium import new_context, served
+from coursetools import layout
 from coursetools.lesson_notebook import ADDED_TAG
 from coursetools.pages import toc_files
 from coursetools.publish import COURSE_DATA_SUFFIXES, PUBLISHED_MARKER, publish
@@ -326,5 +326,5 @@ def test_publish_refuses_a_folder_it_did_not_write(tmp_path):
 
 
 def test_make_publish_default_folder_is_ignored_by_git():
-    assert config.PUBLISH_DIR == ROOT / "_publish"
+    assert layout.PUBLISH_DIR == ROOT / "_publish"
     assert "_publish/" in (ROOT / ".gitignore").read_text().splitlines()

@@ -18,6 +18,7 @@ from autograder.model.notebooks import (
     secret_lines,
     solution_paths,
 )
+from coursetools import layout
 from coursetools.release import SourceError, release, validate_sources
 
 
@@ -31,7 +32,7 @@ def test_committed_student_notebooks_are_in_sync():
 def test_check_reports_a_stale_notebook(tmp_path):
     solutions, released = tmp_path / "solutions", tmp_path / "chapters"
     shutil.copytree(config.SOLUTIONS_DIR, solutions)
-    shutil.copytree(config.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(layout.RELEASE_DIR, released, ignore=shutil.ignore_patterns("*.md"))
     assert release(check=True, solutions_dir=solutions, release_dir=released) == []
     path = solutions / "02_dot_product_attention.ipynb"
     nb = read(path)
@@ -46,7 +47,7 @@ def test_check_reports_a_stale_notebook(tmp_path):
 @pytest.mark.parametrize("path", solution_paths(), ids=lambda p: p.stem)
 def test_released_notebook_has_no_solutions_and_no_hidden_tests(path):
     source = read(path)
-    student = read(config.RELEASE_DIR / path.name)
+    student = read(layout.RELEASE_DIR / path.name)
     text = nbformat.writes(student)
     secrets = secret_lines(source)
     assert len(secrets) > 50

@@ -335,7 +335,3 @@ def judge_context(nb: NotebookNode) -> str:
 def solution_region_lines(cell: NotebookNode) -> list[str]:
     """The lines between the solution markers of a solution cell."""
     return region_lines(cell.source, SOLUTION_BEGIN, SOLUTION_END)
-
-
-def released_path(solution_path: Path, release_dir: Path | None = None) -> Path:
-    return Path(release_dir or config.RELEASE_DIR) / solution_path.name

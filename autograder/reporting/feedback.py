@@ -40,7 +40,7 @@ from autograder.model.notebooks import (
     is_test_cell,
     notebook_names,
     read,
-    released_path,
+    release_notebook,
     secret_lines,
     source_notebook,
 )
@@ -717,8 +717,8 @@ def write_feedback(
             )
             continue
         if sub.notebook not in sources:
-            source_path = source_notebook(sub.notebook, solutions_dir)
-            sources[sub.notebook] = (read(source_path), read(released_path(source_path)))
+            source = read(source_notebook(sub.notebook, solutions_dir))
+            sources[sub.notebook] = (source, release_notebook(source))  # what `release` gave the student
         source, released = sources[sub.notebook]
         if result.submission_sha256 != sub.sha256:
             print(
