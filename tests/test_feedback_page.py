@@ -27,7 +27,9 @@ from autograder.model.notebooks import (
     source_notebook,
 )
 from autograder.model.records import CellResult, Result
-from autograder.reporting.feedback import feedback_notebook, render_html, tex_to_mathml
+from autograder.reporting.feedback import feedback_notebook
+from autograder.reporting.feedback_page import render_html
+from autograder.reporting.mathml import tex_to_mathml
 from coursetools.samples import make_submission
 from helpers import offline_page
 
@@ -640,7 +642,7 @@ PAGE_BACKGROUNDS = {"light": ["#ffffff", "#ffdddd"], "dark": ["#111111", "#511f1
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_every_ansi_colour_reads_on_every_background_of_its_scheme(scheme):
     """axe checks the colours a page happens to use; every pair a student's output can make is checked here."""
-    from autograder.reporting.feedback import ANSI_BACKGROUND, ANSI_FOREGROUND, code_background
+    from autograder.reporting.feedback_page import ANSI_BACKGROUND, ANSI_FOREGROUND, code_background
 
     backgrounds = list(ANSI_BACKGROUND[scheme]) + PAGE_BACKGROUNDS[scheme] + [code_background(scheme)]
     poor = [
@@ -656,7 +658,7 @@ def test_every_ansi_colour_reads_on_every_background_of_its_scheme(scheme):
 def test_every_code_colour_reads_on_the_code_background(scheme):
     from pygments.styles import get_style_by_name
 
-    from autograder.reporting.feedback import CODE_STYLES, code_background
+    from autograder.reporting.feedback_page import CODE_STYLES, code_background
 
     style = get_style_by_name(CODE_STYLES[scheme])
     colours = {f"#{s['color']}" for _, s in style if s["color"]}
