@@ -57,21 +57,35 @@ def _new_shell():
 
 
 def _shell_class() -> Any:
-    """The shell's class, with its display publisher and display hook (defined here: IPython is imported now)."""
-    from IPython.core.displayhook import DisplayHook
-    from IPython.core.displaypub import DisplayPublisher
+    """The shell's class (defined here, with its display hook and publisher: IPython is imported now)."""
     from IPython.core.interactiveshell import InteractiveShell
 
-    class Publisher(DisplayPublisher):
-        sink: Any = None  # the Runner, set once the shell exists
+    class Shell(InteractiveShell):
+        last_error = None
 
-        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
-            self.sink.add_output(
-                {"output_type": "display_data", "data": _jsonable(data), "metadata": _jsonable(metadata or {})}
-            )
+        def _showtraceback(self, etype, evalue, stb):
+            try:
+                text = str(evalue)
+            except BaseException:  # noqa: BLE001
+                text = "(unprintable)"
+            self.last_error = {
+                "ename": getattr(etype, "__name__", "Error"),
+                "evalue": text[:2000],
+                "traceback": list(stb)[-50:],
+            }
 
-        def clear_output(self, wait=False):
-            self.sink.outputs.clear()
+        displayhook_class = _hook_class()
+        display_pub_class = _publisher_class()
+
+        def ask_exit(self):  # `exit()` in a cell ends nothing
+            pass
+
+    return Shell
+
+
+def _hook_class() -> Any:
+    """The display hook: a cell's result (its last expression) as an execute_result output."""
+    from IPython.core.displayhook import DisplayHook
 
     class Hook(DisplayHook):
         sink: Any = None  # the Runner, set once the shell exists
@@ -89,27 +103,25 @@ def _shell_class() -> Any:
                 }
             )
 
-    class Shell(InteractiveShell):
-        last_error = None
+    return Hook
 
-        def _showtraceback(self, etype, evalue, stb):
-            try:
-                text = str(evalue)
-            except BaseException:  # noqa: BLE001
-                text = "(unprintable)"
-            self.last_error = {
-                "ename": getattr(etype, "__name__", "Error"),
-                "evalue": text[:2000],
-                "traceback": list(stb)[-50:],
-            }
 
-        displayhook_class = Hook
-        display_pub_class = Publisher
+def _publisher_class() -> Any:
+    """The display publisher: `display()` and figures as display_data outputs."""
+    from IPython.core.displaypub import DisplayPublisher
 
-        def ask_exit(self):  # `exit()` in a cell ends nothing
-            pass
+    class Publisher(DisplayPublisher):
+        sink: Any = None  # the Runner, set once the shell exists
 
-    return Shell
+        def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):
+            self.sink.add_output(
+                {"output_type": "display_data", "data": _jsonable(data), "metadata": _jsonable(metadata or {})}
+            )
+
+        def clear_output(self, wait=False):
+            self.sink.outputs.clear()
+
+    return Publisher
 
 
 def _jsonable(data):
