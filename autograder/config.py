@@ -20,6 +20,7 @@ DEFAULT_WORKDIR = Path("grading")
 GRADEBOOK_FILE = "gradebook.db"
 RESULTS_DIR = "results"  # results/<student>/<notebook>.json: the record of one grading
 EXECUTED_DIR = "autograded"  # autograded/<student>/<notebook>.ipynb: contains hidden tests!
+VERIFY_FILE = "verify.json"  # what `grade --verify` found (grading/grade.py), read by the class report
 
 COURSE_ID = "attention-course"
 KERNEL_NAME = "python3"
@@ -55,6 +56,7 @@ MAX_DISPLAY_OUTPUT_CHARS = 1_000_000
 MAX_NOTEBOOK_OUTPUT_CHARS = 4_000_000
 FEEDBACK_MAX_CELLS = 500
 FEEDBACK_MAX_CHARS = 4_000_000
+MAX_MESSAGE_CHARS = 400  # one failure message or repair note, on a feedback page, the report and Gradescope
 FEEDBACK_MARKDOWN_SECONDS = 60  # Markdown of one page (mistune is quadratic on `[[[[...`): the rest as text
 STARTUP_TIMEOUT_S = 120  # the grader's kernel must be ready (torch imported) within this
 CELL_KILL_GRACE_S = 5  # after its time limit a cell gets this long to stop before a kill

@@ -33,8 +33,8 @@ import nbformat
 import pytest
 
 import autograder
+from autograder import config
 from autograder.model.notebooks import read, secret_lines, solution_region_lines, source_notebook
-from autograder.reporting.feedback import MAX_MESSAGE_CHARS
 from autograder.reporting.redact import redact
 from conftest import NOTEBOOK, grade_quietly
 from coursetools.layout import released_path
@@ -273,7 +273,9 @@ def test_scores_are_autograder_grades_in_both_isolations(autograder_zip, tmp_pat
         for test, cell in zip(results["tests"], expected.cells, strict=True):
             assert (test["score"], test["max_score"]) == (cell.points, cell.max_points), (label, test["name"])
             assert test["status"] == ("passed" if cell.passed else "failed")
-            assert test["output"] == ("passed" if cell.passed else redact(cell.message, hidden, MAX_MESSAGE_CHARS))
+            assert test["output"] == (
+                "passed" if cell.passed else redact(cell.message, hidden, config.MAX_MESSAGE_CHARS)
+            )
             assert test["visibility"] == "visible"
         assert results["stdout_visibility"] == "hidden" and results["output_format"] == "text"
         text = json.dumps(results)

@@ -345,5 +345,5 @@ def verify(
         "seed": seed,
         "checked": [e.to_json() for e in checked],
     }
-    atomic_write(Path(options.workdir) / "verify.json", json.dumps(record, indent=1))
+    atomic_write(Path(options.workdir) / config.VERIFY_FILE, json.dumps(record, indent=1))
     return checked

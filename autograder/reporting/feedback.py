@@ -53,8 +53,6 @@ from autograder.reporting.feedback_page import (
 from autograder.reporting.redact import redact
 from autograder.store.gradebook import executed_path, load_result
 
-MAX_MESSAGE_CHARS = 400
-
 
 @dataclass
 class Cuts:
@@ -125,10 +123,10 @@ def student_message(result: Result, hidden: set[str], tests: bool = True) -> lis
     """What a student is told about one graded notebook in plain text (an LMS's feedback comment, Gradescope's
     output): why it could not run to the end, what the grader repaired, and (`tests`) each failed test's message,
     every line of hidden test source redacted. The score itself is left to the caller (the LMS shows it)."""
-    lines = [redact(result.reason, hidden, MAX_MESSAGE_CHARS)] if result.reason else []
+    lines = [redact(result.reason, hidden, config.MAX_MESSAGE_CHARS)] if result.reason else []
     if result.repairs:
         lines.append("What the grader repaired in your notebook before running it:")
-        lines += [f"- {redact(note, hidden, MAX_MESSAGE_CHARS)}" for note in result.repairs]
+        lines += [f"- {redact(note, hidden, config.MAX_MESSAGE_CHARS)}" for note in result.repairs]
     if not tests:
         return lines
     failed = [cell for cell in result.cells if not cell.passed]
@@ -138,7 +136,7 @@ def student_message(result: Result, hidden: set[str], tests: bool = True) -> lis
         lines.append("Tests that failed:")
         lines += [
             f"- {cell.grade_id} ({cell.points:g}/{cell.max_points:g}): "
-            f"{redact(cell.message or 'failed', hidden, MAX_MESSAGE_CHARS)}"
+            f"{redact(cell.message or 'failed', hidden, config.MAX_MESSAGE_CHARS)}"
             for cell in told
         ]
     if len(told) < len(failed):
@@ -149,7 +147,7 @@ def student_message(result: Result, hidden: set[str], tests: bool = True) -> lis
 
 
 def _error_summary(output: NotebookNode, hidden: set[str]) -> NotebookNode:
-    text = redact(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}", hidden, MAX_MESSAGE_CHARS)
+    text = redact(f"{output.get('ename', 'Error')}: {output.get('evalue', '')}", hidden, config.MAX_MESSAGE_CHARS)
     return nbformat.v4.new_output("stream", name="stderr", text=text + "\n")
 
 
@@ -179,7 +177,7 @@ def feedback_notebook(
     # A result's messages come from running student code: redact them too.
     result = copy.deepcopy(result)
     for graded in result.cells:
-        graded.message = redact(graded.message, hidden, MAX_MESSAGE_CHARS)
+        graded.message = redact(graded.message, hidden, config.MAX_MESSAGE_CHARS)
     visible_source = {grade_id(c): c.source for c in released.cells if grade_id(c)}
     by_id = {c.grade_id: c for c in result.cells}
     cuts = Cuts()

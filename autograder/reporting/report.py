@@ -30,7 +30,6 @@ from autograder import config
 from autograder.errors import MissingInput
 from autograder.model.records import Result
 from autograder.reporting import similarity
-from autograder.reporting.feedback import MAX_MESSAGE_CHARS
 from autograder.reporting.statistics import (
     CellRate,
     ClassStatistics,
@@ -405,7 +404,7 @@ def render(stats: ClassStatistics) -> str:
 
 def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions_dir: Path | None = None) -> str:
     """The class report page of `notebook` from its results and the work dir."""
-    return render(class_statistics(notebook, results, Path(workdir), solutions_dir, MAX_MESSAGE_CHARS))
+    return render(class_statistics(notebook, results, Path(workdir), solutions_dir, config.MAX_MESSAGE_CHARS))
 
 
 def write_report(

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder import config
 from autograder.model.notebooks import max_points, read, secret_lines, source_notebook
 from autograder.model.records import LateRecord, Regrade, Result
 from autograder.reporting import similarity
@@ -26,7 +27,6 @@ from autograder.store.gradebook import executed_path
 TOP_MESSAGES = 5  # failure messages listed per cell
 TOP_PAIRS = 10  # similar pairs listed per notebook
 NOT_RUN = "did not run: the submission could not be run to this test (reasons below)"
-VERIFY_FILE = "verify.json"  # written by `grade --verify` in the work dir
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def examples(cells: list[CellRate]) -> dict[str, list[str]]:
 
 def read_verify(workdir: Path, notebook: str) -> VerifyRun | None:
     """The last `grade --verify`'s record, this notebook's part; None when it never ran."""
-    path = Path(workdir) / VERIFY_FILE
+    path = Path(workdir) / config.VERIFY_FILE
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -19,13 +19,13 @@ from autograder.sandbox.slots import free_slots
 
 def fork_servers_enabled() -> bool:
     """Fork servers need root to give each submission a uid of its own inside the sandbox
-    (runner.py: serve_forks); as an ordinary user every submission gets a fresh sandbox."""
+    (runner/forks.py: serve_forks); as an ordinary user every submission gets a fresh sandbox."""
     return config.FORK_SERVER and os.geteuid() == 0
 
 
 class ForkServer:
     """A sandboxed runner that has imported torch, numpy, matplotlib and IPython once and forks a
-    fresh child per submission (see runner.py). The sandbox is the same as a single runner's
+    fresh child per submission (see runner/forks.py). The sandbox is the same as a single runner's
     (bwrap_command); only the server keeps root, with CAP_SETUID and CAP_SETGID alone, to hand
     each child the slot's uid. Anything unusual (a cell over its time, a server that does not
     come back idle) kills the whole sandbox; the next submission starts a new one."""

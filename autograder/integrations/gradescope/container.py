@@ -39,7 +39,7 @@ from autograder.intake.collect import collect
 from autograder.integrations.gradescope.settings import SETTINGS, Settings
 from autograder.model.notebooks import max_points, read, secret_lines
 from autograder.model.records import Job, Result
-from autograder.reporting.feedback import MAX_MESSAGE_CHARS, student_message
+from autograder.reporting.feedback import student_message
 from autograder.reporting.redact import redact
 from autograder.sandbox import SandboxUnavailable, check_available, shutdown_servers
 from autograder.store.gradebook import atomic_write
@@ -88,7 +88,7 @@ def results_json(result: Result, source: NotebookNode, settings: Settings, secon
     visibility = settings.visibility
     tests = []
     for number, cell in enumerate(result.cells, 1):
-        message = "passed" if cell.passed else redact(cell.message or "failed", hidden, MAX_MESSAGE_CHARS)
+        message = "passed" if cell.passed else redact(cell.message or "failed", hidden, config.MAX_MESSAGE_CHARS)
         tests.append(
             {
                 "name": cell.grade_id,
