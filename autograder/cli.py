@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from autograder import config
 from autograder.errors import InputError, UsageError
@@ -192,25 +192,19 @@ def _feedback(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from autograder.reporting.export import export_canvas, export_csv, export_moodle
 
+    if args.format == "csv":
+        rows = export_csv(args.out, args.workdir, args.db)
+        print(f"Wrote {rows} row(s) to {args.out}")
+        return 0
     if args.format == "moodle":
         students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster)
-        for warning in warnings:
-            print(f"warning: {warning}")
-        print(
-            f"Wrote {students} student(s) to {args.out} as Moodle's grading worksheet (the assignment: Grading action "
-            "> Upload grading worksheet)"
-        )
-        return 0
-    if args.format == "canvas":
+        layout = "as Moodle's grading worksheet (the assignment: Grading action > Upload grading worksheet)"
+    else:
         students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, dict(args.assignment_id or []))
-        for warning in warnings:
-            print(f"warning: {warning}")
-        print(
-            f"Wrote {students} student(s) to {args.out} in Canvas's gradebook import layout (Canvas: Grades > Import)"
-        )
-        return 0
-    rows = export_csv(args.out, args.workdir, args.db)
-    print(f"Wrote {rows} row(s) to {args.out}")
+        layout = "in Canvas's gradebook import layout (Canvas: Grades > Import)"
+    for warning in warnings:
+        print(f"warning: {warning}")
+    print(f"Wrote {students} student(s) to {args.out} {layout}")
     return 0
 
 
@@ -266,19 +260,41 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand, each added by its own `_add_*`, in the order `--help` lists them."""
     parser = Parser(prog="autograder", description="Release, grade and give feedback on the course's notebooks.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_release, _add_grade, _add_feedback, _add_export, _add_report, _add_gradescope, _add_publish):
+        add(subparsers)
+    return parser
 
-    def with_workdir(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--workdir", type=Path, default=config.DEFAULT_WORKDIR, help="grading state (default: grading/)")
 
-    p = sub.add_parser("release", help="generate the student notebooks in chapters/ from solutions/")
+# `build_parser`'s subparsers, to which each `_add_*` adds its subcommand (a type argparse gives no public name).
+Subcommands: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+def _with_workdir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workdir", type=Path, default=config.DEFAULT_WORKDIR, help="grading state (default: grading/)")
+
+
+def _with_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+
+
+def _with_out(p: argparse.ArgumentParser, what: str | None = None) -> None:
+    """The required `--out` of a command that writes something (`what` it is, if not obvious)."""
+    p.add_argument("--out", type=Path, required=True, help=what)
+
+
+def _add_release(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser("release", help="generate the student notebooks in chapters/ from solutions/")
     p.add_argument(
         "--check", action="store_true", help="only check that the committed student notebooks are up to date"
     )
     p.set_defaults(func=_release)
 
-    p = sub.add_parser("grade", help="grade SUBMISSIONS/<student>/<notebook>.ipynb with the hidden tests")
+
+def _add_grade(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser("grade", help="grade SUBMISSIONS/<student>/<notebook>.ipynb with the hidden tests")
     p.add_argument(
         "submissions",
         type=Path,
@@ -286,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Moodle's submissions zip or its unzipped folder), or an nbgrader course directory (its "
         "submitted/<student>/<assignment>/<notebook>.ipynb)",
     )
-    with_workdir(p)
+    _with_workdir(p)
     p.add_argument(
         "--roster",
         type=Path,
@@ -294,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Moodle assignment's grading worksheet, which also gives submission times): names the LMS files and lists "
         "who submitted nothing",
     )
-    p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+    _with_db(p)
     p.add_argument(
         "--workers",
         type=AT_LEAST_ONE,
@@ -324,6 +340,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run student code WITHOUT isolation, as this user (only if bubblewrap cannot be installed)",
     )
+    _with_verify(p)
+    _with_lateness(p)
+    p.set_defaults(func=_grade)
+
+
+def _with_verify(p: argparse.ArgumentParser) -> None:
+    """`grade --verify`: grade a sample again, to show that the grades repeat."""
     p.add_argument(
         "--verify",
         type=_fraction,
@@ -332,6 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
         "difference (exit status 3 if there is one)",
     )
     p.add_argument("--verify-seed", type=int, default=0, help="seed of the --verify sample (default: %(default)s)")
+
+
+def _with_lateness(p: Parser) -> None:
+    """`grade --deadline`, and the options that only go with it."""
     p.add_argument(
         "--deadline",
         type=_argument(parse_time),
@@ -351,24 +378,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.refuse(
         lambda a: (a.late_policy or a.timestamps) and not a.deadline, "--late-policy and --timestamps need --deadline"
     )
-    p.set_defaults(func=_grade)
 
-    p = sub.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
+
+def _add_feedback(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser("feedback", help="write DIR/<student>/<notebook>.html without hidden test source")
     p.add_argument(
         "submissions",
         type=Path,
         nargs="?",
         help="what `grade` was given (checked: another input is refused); default: the work dir's graded intake",
     )
-    p.add_argument("--out", type=Path, required=True)
-    with_workdir(p)
+    _with_out(p)
+    _with_workdir(p)
     p.set_defaults(func=_feedback)
 
-    p = sub.add_parser(
+
+def _add_export(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser(
         "export",
         help="write the gradebook as CSV: one row per student and notebook, or for Canvas's or Moodle's import",
     )
-    p.add_argument("--out", type=Path, required=True)
+    _with_out(p)
     p.add_argument(
         "--format",
         choices=["csv", "canvas", "moodle"],
@@ -391,8 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NOTEBOOK=ID",
         help="with --format canvas: the Canvas assignment id of a notebook (repeatable)",
     )
-    with_workdir(p)
-    p.add_argument("--db", help="gradebook SQLAlchemy URL (default: SQLite in the work dir)")
+    _with_workdir(p)
+    _with_db(p)
     p.refuse(
         lambda a: a.format == "moodle" and a.assignment_id,
         "--assignment-id goes with --format canvas (a Moodle worksheet is one assignment)",
@@ -404,16 +434,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_export)
 
-    p = sub.add_parser("report", help="write DIR/<notebook>.html: the class report (no grading again)")
-    p.add_argument("--out", type=Path, required=True)
-    with_workdir(p)
+
+def _add_report(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser("report", help="write DIR/<notebook>.html: the class report (no grading again)")
+    _with_out(p)
+    _with_workdir(p)
     p.set_defaults(func=_report)
 
-    p = sub.add_parser(
+
+def _add_gradescope(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser(
         "gradescope", help="write Gradescope's autograder zip of one notebook (setup.sh, run_autograder)"
     )
     p.add_argument("notebook", help="the notebook, e.g. 02_dot_product_attention")
-    p.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
+    _with_out(p, "the zip to write, e.g. autograder.zip")
     p.add_argument(
         "--visibility",
         choices=["visible", "after_due_date", "after_published", "hidden"],
@@ -427,7 +461,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_gradescope)
 
-    p = sub.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
+
+def _add_publish(subparsers: Subcommands) -> None:
+    p = subparsers.add_parser("publish", help="write the public release (no solutions, no hidden tests) into DIR")
     p.add_argument("--out", type=Path, help="folder to write (default: _publish/)")
     when = p.add_mutually_exclusive_group()
     when.add_argument(
@@ -443,7 +479,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tree at this time of the calendar in chapters.yml (ISO 8601; default: now)",
     )
     p.set_defaults(func=_publish)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:

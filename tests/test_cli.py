@@ -176,3 +176,26 @@ def test_a_regrade_is_a_record_that_survives_json():
     data = json.loads(json.dumps(regrade.to_json()))
     assert data["differences"] == [{"cell": "t1", "first": 2.0, "second": 0.0}], "verify.json's layout"
     assert Regrade.from_json(data) == regrade
+
+
+COMMANDS = ["release", "grade", "feedback", "export", "report", "gradescope", "publish"]
+
+
+def _help(argv, capsys):
+    with pytest.raises(SystemExit) as shown:
+        cli.main([*argv, "--help"])
+    assert shown.value.code == 0, argv
+    return capsys.readouterr().out
+
+
+def test_the_help_lists_every_subcommand(capsys):
+    assert f"{{{','.join(COMMANDS)}}}" in _help([], capsys), "each subcommand, in the order of the pipeline"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_subcommand_has_its_help(command, capsys):
+    """argparse formats a help string only when --help asks (a stray `%` there is an error only then)."""
+    shown = _help([command], capsys)
+    assert shown.startswith(f"usage: autograder {command} ") and "options:" in shown, shown
+    if command in ("grade", "gradescope"):
+        assert all(option in shown for option in LIMITS[::2]), "the shared limit options"
