@@ -15,6 +15,7 @@ assignment's folder is that student's problem, not the run's.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
 
@@ -62,80 +63,13 @@ def lay_out_nbgrader(
     """nbgrader's `submitted/<student>/<assignment>/<notebook>.ipynb` laid out in `target` as
     `<student>/<notebook>.ipynb`, with each notebook's assignment and each submission's `timestamp.txt` in the
     record. `student_ids` maps each student folder's name to its student id."""
-    notebooks: dict[str, NotebookIntake] = {}
-    found: list[tuple[str, str, str, Path, str]] = []  # (student, assignment, notebook, path, time)
-    handed_in: list[tuple[str, str, list[str], str]] = []  # (student, assignment folder, its notebooks, time)
-    for folder_name, student in sorted(student_ids.items()):
-        for folder in sorted(
-            p for p in (submitted / folder_name).iterdir() if p.is_dir() and not p.name.startswith(".")
-        ):
-            when = _timestamp(folder / "timestamp.txt", student, submitted, notes)
-            files = sorted(folder.glob("*.ipynb"))
-            handed_in.append((student, folder.name, [p.name for p in files], when))
-            for path in files:
-                notebook, _ = released_name(path.name, released)
-                if notebook is None:
-                    original = path.relative_to(submitted).as_posix()
-                    notes.append(
-                        f"{student}: {original!r} is not a released notebook ({', '.join(released)}); not graded"
-                    )
-                else:
-                    found.append((student, folder.name, notebook, path, when))
+    handed_in = _handed_in(submitted, released, student_ids, notes)
+    found = [file for folder in handed_in for file in folder.found]
     assignments = _assignments(found)
-    chosen: dict[tuple[str, str], list[tuple[Upload, Path, str]]] = {}
-    for student, assignment, notebook, path, when in found:
-        original = path.relative_to(submitted).as_posix()
-        size = 0 if path.is_symlink() else path.lstat().st_size
-        refused = refusal(original, size, path.is_symlink(), in_archive=False)
-        if assignment != assignments[notebook]:
-            refused = (
-                f"{original!r} is in assignment {assignment}, but {notebook} is graded as part of "
-                f"{assignments[notebook]} (where the other students handed it in); move it to "
-                f"submitted/{student}/{assignments[notebook]}"
-            )
-        upload = Upload(
-            student, original, path.name, (path.lstat().st_mtime, duplicate_number(path.stem)), None, None, refused
-        )
-        chosen.setdefault((student, notebook), []).append((upload, path, when))
-    # a student who handed in an assignment without one of its notebooks gets that notebook's row (0 points, the
-    # reason); an assignment a student did not hand in has no row, as in nbgrader's gradebook
-    for student, folder_name, names, when in handed_in:
-        for notebook in sorted(n for n, a in assignments.items() if a == folder_name):
-            if (student, notebook) not in chosen:
-                others = f" (found {', '.join(names)})" if names else ""
-                notebooks[f"{student}/{notebook}"] = NotebookIntake(
-                    problem=f"no file named {notebook}.ipynb in submitted/{student}/{folder_name}{others}",
-                    assignment=folder_name,
-                    submitted_at=when,
-                    time_source=TIME_SOURCE if when else "",
-                )
-    for (student, notebook), candidates in sorted(chosen.items()):
-        latest, note = choose_latest([upload for upload, _, _ in candidates], notebook, kind="files")
-        path, when = next((p, w) for u, p, w in candidates if u is latest)
-        if not latest.refused:
-            try:
-                data = path.read_bytes()
-            except OSError as exc:  # that student's file, not the run
-                latest.refused = f"refused {latest.original!r}: it cannot be read ({exc.strerror})"
-            else:
-                (target / student).mkdir(exist_ok=True)
-                (target / student / f"{notebook}.ipynb").write_bytes(data)
-        if latest.refused:
-            notes.append(f"{student}/{notebook}: {latest.refused}")
-        notebooks[f"{student}/{notebook}"] = NotebookIntake(
-            original=latest.original,
-            note=note,
-            problem=latest.refused,
-            submitted_at=when,
-            time_source=TIME_SOURCE if when else "",
-            assignment=assignments[notebook],
-        )
-    students = {student: student for student in student_ids.values()}
-    for student in sorted(set(roster.values()) - set(students)):
-        students[student] = ""
-        notes.append(f"roster: {student} submitted nothing")
-    for student in students:
-        (target / student).mkdir(exist_ok=True)
+    candidates = _candidates(found, assignments, submitted)
+    notebooks = _missing_notebooks(handed_in, assignments, candidates)
+    notebooks |= _copy_latest(candidates, assignments, target, notes)
+    students = _students(student_ids, roster, target, notes)
     course = nbgrader_course(submitted)
     named = ", ".join(f"{nb} ({a})" for nb, a in sorted(assignments.items())) or "none"
     notes.append(
@@ -153,6 +87,152 @@ def lay_out_nbgrader(
     )
 
 
+@dataclass(frozen=True)
+class _Found:
+    """A file that stands for a released notebook, in one student's assignment folder."""
+
+    student: str
+    assignment: str  # the folder it was in
+    notebook: str  # the released notebook it stands for
+    path: Path
+    when: str  # the folder's timestamp.txt, as ISO 8601 ("" when none or unreadable)
+
+
+@dataclass(frozen=True)
+class _HandedIn:
+    """One assignment folder of one student: the notebooks in it, and those of them that are released notebooks."""
+
+    student: str
+    assignment: str
+    names: list[str]  # every .ipynb in it, to say what was there when an expected notebook is not
+    when: str
+    found: list[_Found]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One file that may count for a (student, notebook): the choice between several is `choose_latest`'s."""
+
+    upload: Upload
+    path: Path
+    when: str
+
+
+def _handed_in(submitted: Path, released: list[str], student_ids: dict[str, str], notes: list[str]) -> list[_HandedIn]:
+    """Every student's assignment folders (hidden folders skipped), in order of folder name; a notebook that is not a
+    released one gets a note and is not graded."""
+    handed_in = []
+    for folder_name, student in sorted(student_ids.items()):
+        for folder in sorted(
+            p for p in (submitted / folder_name).iterdir() if p.is_dir() and not p.name.startswith(".")
+        ):
+            when = _timestamp(folder / "timestamp.txt", student, submitted, notes)
+            files = sorted(folder.glob("*.ipynb"))
+            found = []
+            for path in files:
+                notebook, _ = released_name(path.name, released)
+                if notebook is None:
+                    original = path.relative_to(submitted).as_posix()
+                    notes.append(
+                        f"{student}: {original!r} is not a released notebook ({', '.join(released)}); not graded"
+                    )
+                else:
+                    found.append(_Found(student, folder.name, notebook, path, when))
+            handed_in.append(_HandedIn(student, folder.name, [p.name for p in files], when, found))
+    return handed_in
+
+
+def _candidates(
+    found: list[_Found], assignments: dict[str, str], submitted: Path
+) -> dict[tuple[str, str], list[_Candidate]]:
+    """{(student, notebook): the files that may count for it}. A link, a file over the limit, or a notebook handed in
+    with another assignment than its own stays a candidate, refused with the reason: when it is the latest, the
+    student is told why it was not graded instead of an earlier file being graded in its place."""
+    chosen: dict[tuple[str, str], list[_Candidate]] = {}
+    for file in found:
+        original = file.path.relative_to(submitted).as_posix()
+        size = 0 if file.path.is_symlink() else file.path.lstat().st_size
+        refused = refusal(original, size, file.path.is_symlink(), in_archive=False)
+        own = assignments[file.notebook]
+        if file.assignment != own:
+            refused = (
+                f"{original!r} is in assignment {file.assignment}, but {file.notebook} is graded as part of "
+                f"{own} (where the other students handed it in); move it to submitted/{file.student}/{own}"
+            )
+        order = (file.path.lstat().st_mtime, duplicate_number(file.path.stem))
+        upload = Upload(file.student, original, file.path.name, order, None, None, refused)
+        chosen.setdefault((file.student, file.notebook), []).append(_Candidate(upload, file.path, file.when))
+    return chosen
+
+
+def _missing_notebooks(
+    handed_in: list[_HandedIn],
+    assignments: dict[str, str],
+    candidates: dict[tuple[str, str], list[_Candidate]],
+) -> dict[str, NotebookIntake]:
+    """A student who handed in an assignment without one of its notebooks gets that notebook's row (0 points, the
+    reason); an assignment a student did not hand in has no row, as in nbgrader's gradebook."""
+    notebooks = {}
+    for folder in handed_in:
+        for notebook in sorted(n for n, a in assignments.items() if a == folder.assignment):
+            if (folder.student, notebook) not in candidates:
+                others = f" (found {', '.join(folder.names)})" if folder.names else ""
+                notebooks[f"{folder.student}/{notebook}"] = NotebookIntake(
+                    problem=(
+                        f"no file named {notebook}.ipynb in submitted/{folder.student}/{folder.assignment}{others}"
+                    ),
+                    assignment=folder.assignment,
+                    submitted_at=folder.when,
+                    time_source=TIME_SOURCE if folder.when else "",
+                )
+    return notebooks
+
+
+def _copy_latest(
+    candidates: dict[tuple[str, str], list[_Candidate]],
+    assignments: dict[str, str],
+    target: Path,
+    notes: list[str],
+) -> dict[str, NotebookIntake]:
+    """The latest file of each (student, notebook) copied to `target/<student>/<notebook>.ipynb` unless it is
+    refused or cannot be read (that student's file, not the run: a note and 0 points with the reason)."""
+    notebooks = {}
+    for (student, notebook), files in sorted(candidates.items()):
+        latest, note = choose_latest([file.upload for file in files], notebook, kind="files")
+        taken = next(file for file in files if file.upload is latest)
+        if not latest.refused:
+            try:
+                data = taken.path.read_bytes()
+            except OSError as exc:
+                latest.refused = f"refused {latest.original!r}: it cannot be read ({exc.strerror})"
+            else:
+                (target / student).mkdir(exist_ok=True)
+                (target / student / f"{notebook}.ipynb").write_bytes(data)
+        if latest.refused:
+            notes.append(f"{student}/{notebook}: {latest.refused}")
+        notebooks[f"{student}/{notebook}"] = NotebookIntake(
+            original=latest.original,
+            note=note,
+            problem=latest.refused,
+            submitted_at=taken.when,
+            time_source=TIME_SOURCE if taken.when else "",
+            assignment=assignments[notebook],
+        )
+    return notebooks
+
+
+def _students(student_ids: dict[str, str], roster: dict[str, str], target: Path, notes: list[str]) -> dict[str, str]:
+    """{student id: its folder in `target`}, every one made: each student of `submitted/`, and each student of the
+    roster who submitted nothing (folder "", and a note), so that the gradebook has their row too."""
+    students = {student: student for student in student_ids.values()}
+    for student in sorted(set(roster.values()) - set(students)):
+        students[student] = ""
+        notes.append(f"roster: {student} submitted nothing")
+    for student in students:
+        (target / student).mkdir(exist_ok=True)
+    return students
+
+
 def _timestamp(stamp: Path, student: str, submitted: Path, notes: list[str]) -> str:
     if not stamp.is_file():
         return ""
@@ -163,9 +243,9 @@ def _timestamp(stamp: Path, student: str, submitted: Path, notes: list[str]) -> 
         return ""
 
 
-def _assignments(found: list[tuple[str, str, str, Path, str]]) -> dict[str, str]:
+def _assignments(found: list[_Found]) -> dict[str, str]:
     """{notebook: the assignment most students handed it in with (ties: the first by name)}."""
     votes: dict[str, Counter[str]] = {}
-    for _, assignment, notebook, _, _ in found:
-        votes.setdefault(notebook, Counter())[assignment] += 1
+    for file in found:
+        votes.setdefault(file.notebook, Counter())[file.assignment] += 1
     return {nb: min(count, key=lambda a: (-count[a], a)) for nb, count in votes.items()}
