@@ -10,10 +10,16 @@ keeps what it finished, and the next run grades only what is missing or changed 
 record holds the hashes of the submission and of the source notebook it was graded
 against). A failure of the grader itself is retried once and, if it persists, reported
 and left ungraded: it is never stored, so the next run grades that submission again.
+
+`verify` (`grade --verify`) grades a seeded sample of the stored results again in fresh
+sandboxes and says which per-cell points differ, without changing a grade (`verify.json`,
+which the class report shows).
 """
 
 from __future__ import annotations
 
+import json
+import random
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -25,7 +31,7 @@ from autograder.errors import InputError
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
-from autograder.grading.pools import GradeJob, LocalPool, open_pool
+from autograder.grading.pools import GradeJob, LocalPool, Pool, open_pool
 from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeState, load
 from autograder.intake.uploads import prepare
@@ -33,7 +39,7 @@ from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import CellDifference, Job, Regrade, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
-from autograder.store.gradebook import Writer, load_result
+from autograder.store.gradebook import Writer, atomic_write, load_result
 
 
 @dataclass
@@ -54,10 +60,29 @@ class Options:
     scheduler: str | None = None  # --scheduler: a Dask scheduler address, or local:N (autograder/grading/pools.py)
 
 
-def _is_current(result: Result | None, sub: Submission, source_sha: str) -> bool:
+Key = tuple[str, str]  # (student, notebook): one submission, one result
+
+
+def _key(item: Submission | Result) -> Key:
+    return (item.student, item.notebook)
+
+
+def _say(out: TextIO, *lines: str) -> None:
+    """Print to the instructor's terminal at once (flushed): a long run is watched line by line."""
+    for line in lines:
+        print(line, file=out, flush=True)
+
+
+def _job(sub: Submission, source: Path, options: Options) -> Job:
+    """What a worker needs to grade `sub` as `options` say (grading and verifying build it the same way)."""
+    return Job(sub, source, options.limits, sandboxed=options.sandboxed, harden=options.harden)
+
+
+def _is_current(result: Result, sub: Submission, source_sha: str) -> bool:
+    """A stored result still stands when nothing it was computed from changed: the submitted bytes, the source
+    notebook (its hidden tests) and the grader itself."""
     return (
-        result is not None
-        and result.submission_sha256 == sub.sha256
+        result.submission_sha256 == sub.sha256
         and result.source_sha256 == source_sha
         and result.grader_version == config.GRADER_VERSION
     )
@@ -110,9 +135,7 @@ def grade(
     if options.sandboxed:
         check_available()  # refuse now, with how to fix it, rather than fail 300 times
     else:
-        print(
-            "WARNING: --no-sandbox: student code runs as this user, with its files and network.", file=out, flush=True
-        )
+        _say(out, "WARNING: --no-sandbox: student code runs as this user, with its files and network.")
     if runner is execute_submission and not options.scheduler and found:
         # the warm processes start importing torch now, while this one reads the gradebook and the records
         if options.sandboxed and fork_servers_enabled():
@@ -124,6 +147,19 @@ def grade(
         shutdown_servers()  # the warm sandboxes of this run end with it
 
 
+@dataclass
+class Worklist:
+    """One run's submissions, split before anything is executed: the results already current (kept, their
+    records written again) and the jobs still to grade. Each result that arrives joins `results`."""
+
+    submissions: dict[Key, Submission]
+    results: dict[Key, Result] = field(default_factory=dict)
+    todo: list[Job] = field(default_factory=list)
+    # every stored record, current or not: a submission graded again keeps the submission time it had
+    previous: dict[Key, Result | None] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # the lateness of the current results, said before grading
+
+
 def _grade(
     submissions: list[Submission],
     sources: dict[str, Path],
@@ -133,84 +169,121 @@ def _grade(
     runner: GradeJob,
     out: TextIO,
 ) -> list[Result]:
-    results: dict[tuple[str, str], Result] = {}
+    """The run, with this process the one writer: what is current is recorded again, the rest graded and each
+    result recorded as it arrives, so that a run killed at any moment keeps everything it finished."""
     started = time.monotonic()
-    nbgrader = intake.nbgrader  # an nbgrader course: its assignments and folder
+    with _open_writer(intake, options, out) as writer:
+        _register_notebooks(writer, sources, options.lateness)
+        work = _split(submissions, sources, source_sha, options, writer)
+        _say(out, *work.warnings)
+        pool = _open_pool_and_announce(work, len(submissions), options, out)
+        width = _name_width(submissions)
+        try:
+            for done, result in enumerate(pool.run(work.todo, runner, options.retries), 1):
+                _record_finished(result, work, options.lateness, writer, out)
+                _say(out, _progress_line(done, len(work.todo), width, result))
+        finally:
+            pool.close()
+    ordered = [work.results[_key(sub)] for sub in submissions]
+    _say(out, summary(ordered, time.monotonic() - started))
+    return ordered
+
+
+def _open_writer(intake: IntakeState, options: Options, out: TextIO) -> Writer:
+    """The run's one writer. An intake in nbgrader's course layout also gets nbgrader's autograded/ folder
+    (its formgrader shows a submission as autograded only from there), and the instructor is told where."""
+    nbgrader = intake.nbgrader
     assignments = nbgrader.assignments if nbgrader else {}
     course = Path(nbgrader.course) if nbgrader and nbgrader.course else None
     if course is not None:
-        print(f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}", file=out, flush=True)
-    deadline = options.lateness.deadline if options.lateness else None
-    with Writer(options.workdir, options.db_url, assignments, course) as writer:
-        for name, path in sources.items():
-            writer.register_notebook(name, read(path), deadline)
-        todo: list[Job] = []
-        previous: dict[tuple[str, str], Result | None] = {}
-        warnings: list[str] = []
-        for sub in submissions:
-            stored = load_result(options.workdir, sub.student, sub.notebook)
-            previous[(sub.student, sub.notebook)] = stored
-            cached = None if options.force else stored
-            if cached is not None and _is_current(cached, sub, source_sha[sub.notebook]):
-                before = cached.late
-                _with_late(cached, sub, stored, options.lateness, warnings)
-                if cached.late != before:
-                    writer.record(cached, sub.lms_time)  # a deadline given now: the record gets its lateness
-                else:
-                    writer.record_in_gradebook(cached, sub.lms_time)  # idempotent; repairs a run killed mid-write
-                results[(sub.student, sub.notebook)] = cached
-            else:
-                todo.append(
-                    Job(sub, sources[sub.notebook], options.limits, sandboxed=options.sandboxed, harden=options.harden)
-                )
-        for warning in warnings:
-            print(warning, file=out, flush=True)
-        if options.scheduler and todo:
-            print(f"Connecting to the Dask cluster {options.scheduler} ...", file=out, flush=True)
-        pool = open_pool(options.scheduler if todo else None, options.workers)
-        print(
-            f"Grading {len(todo)} submission(s) of {len(submissions)} "
-            f"({len(submissions) - len(todo)} already graded and unchanged) with {pool.where}"
-            + ("" if options.sandboxed else ", NOT sandboxed"),
-            file=out,
-            flush=True,
-        )
+        _say(out, f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}")
+    return Writer(options.workdir, options.db_url, assignments, course)
 
-        width = _name_width(submissions)
-        by_key = {(s.student, s.notebook): s for s in submissions}
 
-        def record(done: int, result: Result) -> None:
-            results[(result.student, result.notebook)] = result
-            if result.internal_error:
-                status, extra = "ERROR", f"  (grader error, not stored; run grade again: {result.internal_error})"
-            else:
-                sub = by_key[(result.student, result.notebook)]
-                if sub.note:
-                    result.repairs.insert(0, f"file: {sub.note}")
-                late_warnings: list[str] = []
-                _with_late(
-                    result, sub, previous.get((result.student, result.notebook)), options.lateness, late_warnings
-                )
-                for warning in late_warnings:
-                    print(warning, file=out, flush=True)
-                writer.record(result, sub.lms_time)
-                status = f"{result.score:g}/{result.max_score:g}"
-                extra = f"  ({result.reason})" if result.reason else ""
-            print(
-                f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {result.student:<{width}} {result.notebook:<28} "
-                f"{status:>7}  {result.seconds:5.1f}s{extra}",
-                file=out,
-                flush=True,
-            )
+def _register_notebooks(writer: Writer, sources: dict[str, Path], lateness: Lateness | None) -> None:
+    """The gradebook knows each notebook's test cells (and the deadline, as nbgrader's due date) before any grade."""
+    deadline = lateness.deadline if lateness else None
+    for name, path in sources.items():
+        writer.register_notebook(name, read(path), deadline)
 
-        try:
-            for done, result in enumerate(pool.run(todo, runner, options.retries), 1):
-                record(done, result)
-        finally:
-            pool.close()
-    ordered = [results[(s.student, s.notebook)] for s in submissions]
-    print(summary(ordered, time.monotonic() - started), file=out, flush=True)
-    return ordered
+
+def _split(
+    submissions: list[Submission],
+    sources: dict[str, Path],
+    source_sha: dict[str, str],
+    options: Options,
+    writer: Writer,
+) -> Worklist:
+    """Grade only what is missing or changed: a stored result of the same submission bytes, source notebook and
+    grader version is kept (unless `force`) and recorded again; everything else becomes a job."""
+    work = Worklist({_key(sub): sub for sub in submissions})
+    for sub in submissions:
+        stored = load_result(options.workdir, sub.student, sub.notebook)
+        work.previous[_key(sub)] = stored
+        if stored is not None and not options.force and _is_current(stored, sub, source_sha[sub.notebook]):
+            _record_current(stored, sub, options.lateness, writer, work.warnings)
+            work.results[_key(sub)] = stored
+        else:
+            work.todo.append(_job(sub, sources[sub.notebook], options))
+    return work
+
+
+def _record_current(
+    result: Result, sub: Submission, lateness: Lateness | None, writer: Writer, warnings: list[str]
+) -> None:
+    """A current result is written again: whole when a deadline given now changes its lateness, else only its
+    gradebook rows, which is idempotent and repairs a run killed between the record file and the gradebook."""
+    before = result.late
+    _with_late(result, sub, result, lateness, warnings)
+    if result.late != before:
+        writer.record(result, sub.lms_time)
+    else:
+        writer.record_in_gradebook(result, sub.lms_time)
+
+
+def _open_pool_and_announce(work: Worklist, total: int, options: Options, out: TextIO) -> Pool:
+    """Where the jobs run, and the line saying how many of how many run there. With nothing to grade no cluster
+    is contacted: a run that only records again must not fail for want of a scheduler."""
+    if options.scheduler and work.todo:
+        _say(out, f"Connecting to the Dask cluster {options.scheduler} ...")
+    pool = open_pool(options.scheduler if work.todo else None, options.workers)
+    _say(
+        out,
+        f"Grading {len(work.todo)} submission(s) of {total} "
+        f"({total - len(work.todo)} already graded and unchanged) with {pool.where}"
+        + ("" if options.sandboxed else ", NOT sandboxed"),
+    )
+    return pool
+
+
+def _record_finished(result: Result, work: Worklist, lateness: Lateness | None, writer: Writer, out: TextIO) -> None:
+    """Keep a result as soon as it arrives, with how its file was matched and its lateness (decided here, in the
+    one writer, from the stored record's submission time). A grader failure joins this run's summary but is never
+    stored: the next run grades that submission again."""
+    work.results[_key(result)] = result
+    if result.internal_error:
+        return
+    sub = work.submissions[_key(result)]
+    if sub.note:
+        result.repairs.insert(0, f"file: {sub.note}")
+    late_warnings: list[str] = []
+    _with_late(result, sub, work.previous.get(_key(result)), lateness, late_warnings)
+    _say(out, *late_warnings)
+    writer.record(result, sub.lms_time)
+
+
+def _progress_line(done: int, total: int, width: int, result: Result) -> str:
+    """`[n/N] student notebook score time (reason)`: what the instructor watches, one line per submission as it
+    finishes, in columns that long names do not shift."""
+    if result.internal_error:
+        status, extra = "ERROR", f"  (grader error, not stored; run grade again: {result.internal_error})"
+    else:
+        status = f"{result.score:g}/{result.max_score:g}"
+        extra = f"  ({result.reason})" if result.reason else ""
+    return (
+        f"[{done:>{len(str(total))}}/{total}] {result.student:<{width}} {result.notebook:<28} "
+        f"{status:>7}  {result.seconds:5.1f}s{extra}"
+    )
 
 
 def _name_width(rows: list[Submission] | list[Result]) -> int:
@@ -252,6 +325,14 @@ def sample_fraction(fraction: float) -> float:
     return fraction
 
 
+@dataclass(frozen=True)
+class Graded:
+    """A submission and the result stored for it: what `verify` may grade again, and what it compares with."""
+
+    submission: Submission
+    result: Result
+
+
 def verify(
     submissions: Path | IntakeState | None,
     options: Options | None = None,
@@ -266,64 +347,87 @@ def verify(
 
     Returns one Regrade per submission graded again (by notebook, then student); also written to
     `<workdir>/verify.json` for the report."""
-    import json
-    import random
-
-    from autograder.store.gradebook import atomic_write
-
     fraction = sample_fraction(fraction)
     options = options or Options()
     released = notebook_names(options.solutions_dir)
     intake = submissions if isinstance(submissions, IntakeState) else load(options.workdir)
     if intake is None:
-        print(f"Verifying: nothing was graded in {options.workdir}; nothing to verify", file=out, flush=True)
+        _say(out, f"Verifying: nothing was graded in {options.workdir}; nothing to verify")
         return []
     if not isinstance(submissions, IntakeState):
         intake.check_input(submissions, "verify")
     names = options.notebooks or notebooks_present(intake, released)
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
-    stored = {}
+    graded = _graded_as_they_are(intake, names, options.workdir)
+    sample = _sample(graded, fraction, seed)
+    _say(
+        out,
+        f"Verifying: grading {len(sample)} of {len(graded)} graded submission(s) again in fresh sandboxes "
+        f"(fraction {fraction:g}, seed {seed})",
+    )
+    if options.sandboxed:
+        check_available()
+    checked = _grade_again(sample, sources, options, runner)
+    _say(out, _verify_report(checked))
+    _write_verify_file(options.workdir, fraction, seed, checked)
+    return checked
+
+
+def _graded_as_they_are(intake: IntakeState, names: list[str], workdir: Path) -> dict[Key, Graded]:
+    """The submissions worth grading again: those that ran and whose stored result is of the bytes there now
+    (a file that could not run repeats trivially; a changed one would differ for the wrong reason)."""
+    graded = {}
     for sub in collect(intake, names):
-        result = load_result(options.workdir, sub.student, sub.notebook)
-        # only what ran and is graded as it is now: a file that could not run repeats trivially
+        result = load_result(workdir, sub.student, sub.notebook)
         if (
             sub.problem is None
             and sub.path is not None
             and result is not None
             and result.submission_sha256 == sub.sha256
         ):
-            stored[(sub.student, sub.notebook)] = (sub, result)
-    keys = sorted(stored)
-    sample = sorted(random.Random(seed).sample(keys, max(1, round(fraction * len(keys))))) if keys else []
-    print(
-        f"Verifying: grading {len(sample)} of {len(keys)} graded submission(s) again in fresh sandboxes "
-        f"(fraction {fraction:g}, seed {seed})",
-        file=out,
-        flush=True,
-    )
-    if options.sandboxed:
-        check_available()
-    checked: list[Regrade] = []
-    shutdown_servers()  # graded again by children of new servers, not of those that graded the first time
-    jobs = [
-        Job(stored[k][0], sources[k[1]], options.limits, sandboxed=options.sandboxed, harden=options.harden)
-        for k in sample
-    ]
-    for again in LocalPool(options.workers).run(jobs, runner, options.retries):
-        first = stored[(again.student, again.notebook)][1]
-        points = {c.grade_id: c.points for c in again.cells}
-        differences = (
-            ()
-            if again.internal_error
-            else tuple(
-                CellDifference(cell.grade_id, cell.points, points.get(cell.grade_id, 0.0))
-                for cell in first.cells
-                if points.get(cell.grade_id) != cell.points
-            )
-        )
-        checked.append(Regrade(again.student, again.notebook, differences, again.internal_error))
+            graded[_key(sub)] = Graded(sub, result)
+    return graded
+
+
+def _sample(graded: dict[Key, Graded], fraction: float, seed: int) -> list[Graded]:
+    """At least one, drawn from the sorted keys with `seed`: the same work dir and seed pick the same sample."""
+    keys = sorted(graded)
+    picked = sorted(random.Random(seed).sample(keys, max(1, round(fraction * len(keys))))) if keys else []
+    return [graded[key] for key in picked]
+
+
+def _grade_again(sample: list[Graded], sources: dict[str, Path], options: Options, runner: GradeJob) -> list[Regrade]:
+    """Each sampled submission graded again by children of new fork servers (not of those that graded it the first
+    time, whose state could hide a difference), compared with its stored result; by notebook, then student."""
+    first = {_key(graded.submission): graded.result for graded in sample}
     shutdown_servers()
-    checked.sort(key=lambda e: (e.notebook, e.student))
+    jobs = [_job(graded.submission, sources[graded.submission.notebook], options) for graded in sample]
+    checked = [
+        _compare(first[_key(again)], again) for again in LocalPool(options.workers).run(jobs, runner, options.retries)
+    ]
+    shutdown_servers()
+    return sorted(checked, key=lambda e: (e.notebook, e.student))
+
+
+def _compare(first: Result, again: Result) -> Regrade:
+    """The cells whose points differ (a cell missing the second time counts 0); none compared when the grader
+    failed the second time, since a failure says nothing about the student's grade."""
+    points = {c.grade_id: c.points for c in again.cells}
+    differences = (
+        ()
+        if again.internal_error
+        else tuple(
+            CellDifference(cell.grade_id, cell.points, points.get(cell.grade_id, 0.0))
+            for cell in first.cells
+            if points.get(cell.grade_id) != cell.points
+        )
+    )
+    return Regrade(again.student, again.notebook, differences, again.internal_error)
+
+
+def _verify_report(checked: list[Regrade]) -> str:
+    """What the instructor reads: whether every grade repeated, else each differing cell, and who could not be
+    graded again."""
     differ = [e for e in checked if e.differences]
     lines = [
         "",
@@ -338,12 +442,16 @@ def verify(
         lines.append(
             f"  {len(errors)} could not be graded again (grader failure): {', '.join(e.student for e in errors)}"
         )
-    print("\n".join(lines), file=out, flush=True)
+    return "\n".join(lines)
+
+
+def _write_verify_file(workdir: Path, fraction: float, seed: int, checked: list[Regrade]) -> None:
+    """`<workdir>/verify.json`, atomically: the class report shows the last verification, with its sample's
+    fraction and seed so that it can be repeated."""
     record = {
         "when": time.strftime("%Y-%m-%d %H:%M:%S"),
         "fraction": fraction,
         "seed": seed,
         "checked": [e.to_json() for e in checked],
     }
-    atomic_write(Path(options.workdir) / config.VERIFY_FILE, json.dumps(record, indent=1))
-    return checked
+    atomic_write(Path(workdir) / config.VERIFY_FILE, json.dumps(record, indent=1))
