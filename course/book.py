@@ -144,6 +144,8 @@ def ink(colour: Any, background: Any = "white", ratio: float = 4.5) -> str:
 
 # --- figures ---------------------------------------------------------------------------------------------------------
 
+# No figure text below 9 points: shown at 390 px, such text is still 9 px high (tests/test_book.py reads the lessons).
+SMALLEST_TEXT = 9.0
 # 110 dpi: a 4.4-inch figure is 484 px, so on a 390 px phone its 10-point text is still about 8 px high.
 FIGURE_STYLE: dict[Any, Any] = {  # rcParams
     "figure.dpi": 110,
@@ -263,8 +265,9 @@ def box(
     lw: float = 1.2,
 ) -> FancyBboxPatch:
     """A rounded box of a block diagram, centred at (x, y), w by h in data units, with a title and under it an
-    optional smaller note (a shape, say) in NOTE grey. The title and note are placed in points from the centre, so
-    they sit the same in every figure whatever its data scale. Returns the box, which `arrow` can clip at."""
+    optional note (a shape, say) in NOTE grey, 1.5 points smaller but never below SMALLEST_TEXT. The title and note
+    are placed in points from the centre, so they sit the same in every figure whatever its data scale. Returns the
+    box, which `arrow` can clip at."""
     patch = FancyBboxPatch(
         (x - w / 2, y - h / 2),
         w,
@@ -281,7 +284,7 @@ def box(
         ax.annotate(title, (x, y), xytext=(0, 1), textcoords="offset points", ha="center", va="bottom",
                     fontsize=fontsize, weight=weight)  # fmt: skip
         ax.annotate(note, (x, y), xytext=(0, -1.5), textcoords="offset points", ha="center", va="top",
-                    fontsize=fontsize - 1.5, color=NOTE)  # fmt: skip
+                    fontsize=max(SMALLEST_TEXT, fontsize - 1.5), color=NOTE)  # fmt: skip
     elif title or note:
         ax.text(x, y, title or note, ha="center", va="center", fontsize=fontsize, weight=weight)
     return patch

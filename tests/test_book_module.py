@@ -119,7 +119,7 @@ def test_set_up_makes_the_series_matplotlibs_default_colours():
         book.set_up()  # outside IPython: the style only
         assert [matplotlib.colors.to_hex(f"C{i}").upper() for i in range(len(book.SERIES))] == list(book.SERIES)
         assert matplotlib.rcParams["image.cmap"] == book.SEQUENTIAL
-        assert matplotlib.rcParams["figure.dpi"] == 110
+        assert matplotlib.rcParams["figure.dpi"] == 110 and matplotlib.rcParams["font.size"] == 10
     finally:
         matplotlib.rcParams.update(saved)
 
@@ -325,7 +325,9 @@ def test_box_and_arrow_draw_on_the_axes_they_are_given():
     book.arrow(ax, (0, 0), (1, 1), color=book.VERMILION)
     assert ax.patches[:2] == [a, b] and a.get_facecolor()[:3] == pytest.approx(to_rgb(book.LIGHT_BLUE))
     assert [t.get_text() for t in ax.texts] == ["title", "note", "alone", "", ""]
-    assert ax.texts[1].get_color() == book.NOTE
+    assert ax.texts[1].get_color() == book.NOTE and ax.texts[1].get_fontsize() == 10.5 - 1.5
+    book.box(ax, 0, 0, 1, 1, "small title", "its note", fontsize=9.5)
+    assert ax.texts[-1].get_fontsize() == book.SMALLEST_TEXT == 9  # tests/test_book.py's smallest legible size
     with pytest.raises(TypeError):
         book.arrow(ax, a, (0, 0))
     plt.close(fig)
