@@ -673,7 +673,7 @@ def test_the_wiring_figure(book, lesson_html, text):
             positions.append(at)
             at += 1
         assert -1 not in positions, f"{name}-LN: the alt text does not give the order {steps}"
-    assert "red residual path never passes through a LayerNorm" in pre
+    assert "vermilion residual path never passes through a LayerNorm" in pre
     assert "drawn from what post_ln and pre_ln above do" in text
 
 
