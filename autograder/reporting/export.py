@@ -18,7 +18,8 @@ from pathlib import Path
 from autograder import config
 from autograder.errors import InputError, MissingInput
 from autograder.grading.late import final_score
-from autograder.model.notebooks import max_points, notebook_names, read, source_notebook
+from autograder.model.notebooks import max_points, notebook_names, read, secret_lines, source_notebook
+from autograder.model.records import Result
 from autograder.reporting import similarity
 from autograder.reporting.sanitize import csv_row
 from autograder.store.gradebook import atomic_write, load_results, open_gradebook
@@ -112,6 +113,19 @@ def write_csv(out_path: Path, table: list[list[str]]) -> None:
     atomic_write(Path(out_path), text.getvalue())
 
 
+def _lms_ids(workdir: Path, roster: Path | None) -> dict[str, str]:
+    """{student: LMS user id}: the ids the intake read from the LMS's file names, then the roster's (which win)."""
+    from autograder.intake.lms import read_roster
+    from autograder.intake.state import lms_ids
+
+    return lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+
+
+def _first_few(names: list[str]) -> str:
+    """At most five names, and `...` when there are more: a warning stays one line for a class of hundreds."""
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+
+
 # --- Canvas: the layout its gradebook import reads ------------------------------------------------
 # Canvas's importer (canvas-lms lib/gradebook_importer.rb) wants a header row whose first columns
 # are "Student", "ID" and, after the optional "SIS User ID" and "SIS Login ID", "Section"; every
@@ -133,11 +147,10 @@ def canvas_rows(
     One column per notebook holding the score after any late penalty. The Canvas user id of a
     student comes from the roster (`--roster`, as given to `grade`), else from a student name
     that `grade` built from a Canvas file name (`name-12345`)."""
-    from autograder.intake.lms import lms_user_id, read_roster
-    from autograder.intake.state import lms_ids
+    from autograder.intake.lms import lms_user_id
 
     _, data = rows(workdir, db_url)
-    ids = lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
+    ids = _lms_ids(workdir, roster)
     assignment_ids = assignment_ids or {}
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
     unknown = sorted(set(assignment_ids) - set(notebooks))
@@ -158,9 +171,8 @@ def canvas_rows(
     warnings = []
     if without_id:
         warnings.append(
-            f"{len(without_id)} student(s) without a Canvas user id ({', '.join(without_id[:5])}"
-            f"{' ...' if len(without_id) > 5 else ''}): Canvas will match them by name only; "
-            "give --roster (Canvas's gradebook export works) to fill the ID column"
+            f"{len(without_id)} student(s) without a Canvas user id ({_first_few(without_id)}): Canvas will match them "
+            "by name only; give --roster (Canvas's gradebook export works) to fill the ID column"
         )
     if notebooks and not assignment_ids:
         warnings.append(
@@ -233,12 +245,31 @@ def moodle_rows(
     short (reason, repairs, failed tests' messages; hidden test lines redacted), as HTML (Moodle keeps
     feedback comments as HTML). The participant id comes from the roster (`--roster`: Moodle's worksheet
     itself, or id,student) or from a student id `grade` built from Moodle's folder names (`Ada-Lovelace-1234567`)."""
-    from autograder.intake.lms import MOODLE_PARTICIPANT, lms_user_id, moodle_time, read_roster
-    from autograder.intake.state import lms_ids
-    from autograder.model.notebooks import secret_lines
-    from autograder.reporting.feedback import student_message
+    from autograder.intake.lms import MOODLE_PARTICIPANT, lms_user_id, moodle_time
 
     _, data = rows(workdir, db_url)
+    notebook = _moodle_notebook(data, notebook)
+    hidden = secret_lines(read(source_notebook(notebook)))
+    records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
+    ids = _lms_ids(workdir, roster)
+    sheet = _worksheet_rows(roster)
+    when = moodle_time((now or datetime.now()).astimezone())
+    out = [list(MOODLE_COLUMNS)]
+    without_id, maximum = [], ""
+    for row in sorted((r for r in data if r["notebook"] == notebook), key=lambda r: r["student"]):
+        participant = ids.get(row["student"]) or lms_user_id(row["student"])
+        if not participant:
+            without_id.append(row["student"])
+            continue
+        maximum = row["max_score"]
+        comment = _moodle_comment(row, records.get(row["student"]), hidden)
+        out.append(_moodle_row(row, f"{MOODLE_PARTICIPANT}{participant}", sheet.get(participant, {}), when, comment))
+    return out, _moodle_warnings(notebook, without_id, maximum)
+
+
+def _moodle_notebook(data: list[dict], notebook: str | None) -> str:
+    """The notebook of the worksheet: the one asked for, else the gradebook's only one. A worksheet is one Moodle
+    assignment, so a gradebook of several notebooks needs `--notebook`, and a name not in it is refused."""
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
     if notebook is None:
         if len(notebooks) != 1:
@@ -249,58 +280,60 @@ def moodle_rows(
         notebook = notebooks[0]
     if notebook not in notebooks:
         raise InputError(f"--notebook {notebook}: not in the gradebook ({', '.join(notebooks) or 'empty'})")
-    hidden = secret_lines(read(source_notebook(notebook)))
-    records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
-    ids = lms_ids(workdir) | {student: lms_id for lms_id, student in (read_roster(roster) if roster else {}).items()}
-    sheet = _worksheet_rows(roster)
-    when = moodle_time((now or datetime.now()).astimezone())
-    out = [list(MOODLE_COLUMNS)]
-    without_id, maximum = [], ""
-    for row in sorted((r for r in data if r["notebook"] == notebook), key=lambda r: r["student"]):
-        student = row["student"]
-        participant = ids.get(student) or lms_user_id(student)
-        if not participant:
-            without_id.append(student)
-            continue
-        maximum = row["max_score"]
-        grade = row.get("final_score") or row["score"]
-        record = records.get(student)
-        lines = [f"{grade} / {row['max_score']} points for {notebook}."]
-        if record is not None and record.late is not None and record.late.late_days:
-            lines.append(
-                f"Handed in {record.late.late_days} day(s) late: {100 * record.late.penalty:g}% off the score "
-                f"{row['score']}."
-            )
-        lines += student_message(record, hidden) if record is not None else []
-        comment = "<br>".join(html.escape(line) for line in lines)
-        known = sheet.get(participant, {})
-        name = known.get("Full name") or re.sub(r"-\d+$", "", student).replace("-", " ")
-        out.append(
-            [
-                f"{MOODLE_PARTICIPANT}{participant}",
-                name,
-                known.get("Email address", ""),
-                known.get("Status", ""),
-                grade,
-                row["max_score"],
-                "Yes",
-                known.get("Last modified (submission)", ""),
-                when,
-                comment,
-            ]
+    return notebook
+
+
+def _moodle_comment(row: dict, record: Result | None, hidden: set[str]) -> str:
+    """The feedback comment, as HTML (Moodle keeps it so): the grade, the late penalty when there was one, then what
+    the feedback page tells the student (`student_message`: hidden test lines redacted). Every line is escaped: a
+    test's message can hold a student's text."""
+    from autograder.reporting.feedback import student_message
+
+    grade = row.get("final_score") or row["score"]
+    lines = [f"{grade} / {row['max_score']} points for {row['notebook']}."]
+    if record is not None and record.late is not None and record.late.late_days:
+        lines.append(
+            f"Handed in {record.late.late_days} day(s) late: {100 * record.late.penalty:g}% off the score "
+            f"{row['score']}."
         )
+    lines += student_message(record, hidden) if record is not None else []
+    return "<br>".join(html.escape(line) for line in lines)
+
+
+def _moodle_row(row: dict, identifier: str, known: dict[str, str], when: str, comment: str) -> list[str]:
+    """One student's row, in MOODLE_COLUMNS' order. Name, e-mail, status and submission time are the worksheet's
+    own (`known`, {} without one), so the file reads like the one Moodle handed out; without a worksheet the name is
+    made from the student id (`Ada-Lovelace-1234567`: Ada Lovelace)."""
+    name = known.get("Full name") or re.sub(r"-\d+$", "", row["student"]).replace("-", " ")
+    return [
+        identifier,
+        name,
+        known.get("Email address", ""),
+        known.get("Status", ""),
+        row.get("final_score") or row["score"],
+        row["max_score"],
+        "Yes",
+        known.get("Last modified (submission)", ""),
+        when,
+        comment,
+    ]
+
+
+def _moodle_warnings(notebook: str, without_id: list[str], maximum: str) -> list[str]:
+    """What to do before uploading: students left out for want of a participant id, and the maximum grade Moodle
+    must allow (it skips a grade above the assignment's maximum, silently)."""
     warnings = []
     if without_id:
         warnings.append(
-            f"{len(without_id)} student(s) without a Moodle participant id, left out ({', '.join(without_id[:5])}"
-            f"{' ...' if len(without_id) > 5 else ''}): give --roster (the assignment's grading worksheet works)"
+            f"{len(without_id)} student(s) without a Moodle participant id, left out ({_first_few(without_id)}): "
+            "give --roster (the assignment's grading worksheet works)"
         )
     if maximum:
         warnings.append(
             f"Moodle skips a grade above the assignment's maximum grade: set {notebook}'s maximum grade in Moodle to "
             f"{maximum} (or more)"
         )
-    return out, warnings
+    return warnings
 
 
 def export_moodle(
