@@ -516,7 +516,9 @@ def student_readme(root: Path, settings: Settings, pages: list[PublishedPage], u
     ]
     if uses_course:
         files.append(
-            "| `course/provided.py` | the course's reference code, used by later lessons and given to later exercises |"
+            "| `course/` | the course's code: `book.py`, every lesson's set-up (figures, glue, colours); "
+            "`provided.py`, the reference code used by later lessons and given to later exercises; the models and "
+            "data the lessons use (answers to exercises still open are left out) |"
         )
     files += [
         "| `_config.yml`, `_toc.yml`, `_ext/` | the website's settings, table of contents and Sphinx extensions |",
