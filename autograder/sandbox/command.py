@@ -72,8 +72,41 @@ def _limits_prefix(limits: Limits) -> list[str]:
     ]
 
 
+# What the sandbox sees of the host, besides /usr, /etc, the Python installation and the runner: the top-level
+# program and library folders (symlinks on a merged-/usr host, kept as symlinks), the secrets of /etc (each hidden
+# under /dev/null) and the NVIDIA devices (bound where they exist, so that CUDA works and nothing else changes).
+TOP_LEVEL_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers")
+GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidia1")
+NAMESPACES = (
+    "--unshare-net",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--die-with-parent",
+    "--new-session",
+)
+
+
 def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = False) -> list[str]:
-    """The full command line of one sandboxed runner."""
+    """The full command line of one sandboxed runner: the limits (prlimit), bubblewrap with its namespaces and a
+    read-only view of the host, root dropped where the grader runs as root, then the runner. Each step is a helper
+    below, in the order of the command line (bubblewrap applies its mounts in order)."""
+    bwrap = _bwrap()
+    as_root = os.geteuid() == 0
+    # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
+    cmd = [bwrap, *NAMESPACES, *_scratch(limits), "--ro-bind", "/usr", "/usr"]
+    if not as_root:  # as root, bubblewrap's user namespace would be uid 0 outside: the kernel unshares its own
+        cmd.append("--unshare-user")  # (runner/isolation.py), as every user, whatever bubblewrap did
+    cmd += _system_binds() + _python_binds() + _devices()
+    cmd += ["--chdir", SCRATCH, "--remount-ro", "/", "--"]
+    if as_root:
+        cmd += _drop_root(slot_number, fork_server)
+    return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
+
+
+def _bwrap() -> str:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable(
@@ -81,80 +114,89 @@ def bwrap_command(limits: Limits, slot_number: int = 0, fork_server: bool = Fals
             "(Debian/Ubuntu: sudo apt-get install bubblewrap), or pass --no-sandbox to run "
             "student code unisolated, as the user running the grader."
         )
-    as_root = os.geteuid() == 0
-    cmd = [
-        bwrap,
-        "--unshare-net",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--die-with-parent",
-        "--new-session",
-        # The scratch tmpfs first: a venv that lives under /tmp (a CI checkout) is bound on top of it.
-        "--size",
-        str(limits.scratch_bytes),
-        "--perms",
-        "1777",
-        "--tmpfs",
-        SCRATCH,
-        "--ro-bind",
-        "/usr",
-        "/usr",
-    ]
-    if not as_root:  # as root, bubblewrap's user namespace would be uid 0 outside: the kernel unshares its own
-        cmd.append("--unshare-user")  # (runner/isolation.py), as every user, whatever bubblewrap did
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    return bwrap
+
+
+def _scratch(limits: Limits) -> list[str]:
+    """The only writable place: a tmpfs of `limits.scratch_bytes`, sticky and world-writable as /tmp is."""
+    return ["--size", str(limits.scratch_bytes), "--perms", "1777", "--tmpfs", SCRATCH]
+
+
+def _system_binds() -> list[str]:
+    """The host's programs and libraries read-only (a top-level symlink stays a symlink, as on a merged-/usr host),
+    /etc read-only with its secrets hidden under /dev/null."""
+    binds = []
+    for top in TOP_LEVEL_DIRS:
         if os.path.islink(top):
-            cmd += ["--symlink", os.readlink(top), top]
+            binds += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
-            cmd += ["--ro-bind", top, top]
-    cmd += ["--ro-bind", "/etc", "/etc"]
-    for secret in ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"):
+            binds += ["--ro-bind", top, top]
+    binds += ["--ro-bind", "/etc", "/etc"]
+    for secret in SECRETS:
         if os.path.exists(secret):
-            cmd += ["--ro-bind", "/dev/null", secret]
+            binds += ["--ro-bind", "/dev/null", secret]
+    return binds
+
+
+def _python_binds() -> list[str]:
+    """The Python installation and the venv read-only at their own paths, and the runner at RUNNER_IN_SANDBOX. Their
+    parent folders do not exist on the tmpfs root: each is made once (0755), before the first bind under it."""
+    binds = []
     made = {"/", "/usr", "/etc", SCRATCH}
     for point in [*_bind_points(), Path(RUNNER_IN_SANDBOX)]:
         for parent in reversed(point.parents):
             if str(parent) not in made:
-                cmd += ["--perms", "0755", "--dir", str(parent)]
+                binds += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
         made.add(str(point))
         if point != Path(RUNNER_IN_SANDBOX):
-            cmd += ["--ro-bind", str(point), str(point)]
-    cmd += ["--ro-bind", str(RUNNER), RUNNER_IN_SANDBOX]
-    cmd += ["--proc", "/proc", "--dev", "/dev"]
-    for device in ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia0", "/dev/nvidia1"):
-        cmd += ["--dev-bind-try", device, device]
-    cmd += ["--chdir", SCRATCH, "--remount-ro", "/", "--"]
-    if as_root:
-        uid = config.SANDBOX_UID_BASE + slot_number
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
-        if fork_server:  # stays uid 0 with two capabilities, to make each forked child the slot's uid, and a third
-            # where setpriv knows it, to give every child the same pid (runner/forks.py _same_pids_for_each_child)
-            same_pids = ",+checkpoint_restore" if _knows_checkpoint_restore(setpriv) else ""
-            cmd += [
-                setpriv,
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all,+setuid,+setgid" + same_pids,
-                "--no-new-privs",
-                "--",
-            ]
-        else:
-            cmd += [
-                setpriv,
-                f"--reuid={uid}",
-                f"--regid={uid}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--no-new-privs",
-                "--",
-            ]
-    return _limits_prefix(limits) + cmd + [sys.executable, RUNNER_IN_SANDBOX]
+            binds += ["--ro-bind", str(point), str(point)]
+    return binds + ["--ro-bind", str(RUNNER), RUNNER_IN_SANDBOX]
+
+
+def _devices() -> list[str]:
+    """The sandbox's own /proc (of its pid namespace) and a minimal /dev, with the GPU devices where they exist."""
+    devices = ["--proc", "/proc", "--dev", "/dev"]
+    for device in GPU_DEVICES:
+        devices += ["--dev-bind-try", device, device]
+    return devices
+
+
+def _drop_root(slot_number: int, fork_server: bool) -> list[str]:
+    """setpriv between bubblewrap and the runner when the grader runs as root: the runner becomes the slot's uid, a
+    uid that owns nothing; a fork server instead stays uid 0 with only the capabilities it needs to make each forked
+    child the slot's uid."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
+    if not fork_server:
+        return _as_uid(setpriv, config.SANDBOX_UID_BASE + slot_number)
+    # two capabilities, to make each forked child the slot's uid, and a third where setpriv knows it, to give every
+    # child the same pid (runner/forks.py _same_pids_for_each_child)
+    same_pids = ",+checkpoint_restore" if _knows_checkpoint_restore(setpriv) else ""
+    return [
+        setpriv,
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all,+setuid,+setgid" + same_pids,
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def _as_uid(setpriv: str, uid: int) -> list[str]:
+    """setpriv's command that runs the rest as `uid` (user and group), with no supplementary groups, no capabilities
+    it could inherit or regain, and no way to gain privileges (setuid programs) again."""
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
 
 
 _caps_known: dict[str, bool] = {}
@@ -188,17 +230,7 @@ def unprivileged_command(limits: Limits, uid: int, runner: Path) -> list[str]:
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:
         raise SandboxUnavailable("running student code as a uid of its own needs root and `setpriv` (util-linux)")
-    drop = [
-        setpriv,
-        f"--reuid={uid}",
-        f"--regid={uid}",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--bounding-set=-all",
-        "--no-new-privs",
-        "--",
-    ]
-    return _limits_prefix(limits) + drop + [sys.executable, str(runner)]
+    return _limits_prefix(limits) + _as_uid(setpriv, uid) + [sys.executable, str(runner)]
 
 
 _checked: dict[str, str] = {}
