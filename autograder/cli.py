@@ -87,7 +87,7 @@ def _assignment_id(text: str) -> tuple[str, str]:
 
 
 def _fraction(text: str) -> float:
-    from autograder.grading.grade import sample_fraction
+    from autograder.grading.verify import sample_fraction
 
     try:
         return sample_fraction(float(text))
@@ -146,8 +146,9 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grading.grade import Options, grade, verify
+    from autograder.grading.grade import Options, grade
     from autograder.grading.late import Lateness, read_timestamps
+    from autograder.grading.verify import verify
     from autograder.intake.uploads import prepare
     from autograder.model.notebooks import notebook_names
     from autograder.sandbox import Limits

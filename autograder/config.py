@@ -20,7 +20,7 @@ DEFAULT_WORKDIR = Path("grading")
 GRADEBOOK_FILE = "gradebook.db"
 RESULTS_DIR = "results"  # results/<student>/<notebook>.json: the record of one grading
 EXECUTED_DIR = "autograded"  # autograded/<student>/<notebook>.ipynb: contains hidden tests!
-VERIFY_FILE = "verify.json"  # what `grade --verify` found (grading/grade.py), read by the class report
+VERIFY_FILE = "verify.json"  # what `grade --verify` found (grading/verify.py), read by the class report
 
 COURSE_ID = "attention-course"
 KERNEL_NAME = "python3"

@@ -15,7 +15,8 @@ import shutil
 
 import pytest
 
-from autograder.grading.grade import Options, grade, verify
+from autograder.grading.grade import Options, grade
+from autograder.grading.verify import verify
 from autograder.reporting.report import write_report
 from conftest import NOTEBOOK
 from coursetools.samples import make_submission, write_submission

@@ -11,15 +11,11 @@ record holds the hashes of the submission and of the source notebook it was grad
 against). A failure of the grader itself is retried once and, if it persists, reported
 and left ungraded: it is never stored, so the next run grades that submission again.
 
-`verify` (`grade --verify`) grades a seeded sample of the stored results again in fresh
-sandboxes and says which per-cell points differ, without changing a grade (`verify.json`,
-which the class report shows).
+`grade --verify` is grading/verify.py, which grades a sample of these results again.
 """
 
 from __future__ import annotations
 
-import json
-import random
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -31,15 +27,15 @@ from autograder.errors import InputError
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
-from autograder.grading.pools import GradeJob, LocalPool, Pool, open_pool
+from autograder.grading.pools import GradeJob, Pool, open_pool
 from autograder.intake.collect import collect, notebooks_present
-from autograder.intake.state import IntakeState, load
+from autograder.intake.state import IntakeState
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
-from autograder.model.records import CellDifference, Job, Regrade, Result, Submission
+from autograder.model.records import Job, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
-from autograder.store.gradebook import Writer, atomic_write, load_result
+from autograder.store.gradebook import Writer, load_result
 
 
 @dataclass
@@ -63,17 +59,17 @@ class Options:
 Key = tuple[str, str]  # (student, notebook): one submission, one result
 
 
-def _key(item: Submission | Result) -> Key:
+def key_of(item: Submission | Result) -> Key:
     return (item.student, item.notebook)
 
 
-def _say(out: TextIO, *lines: str) -> None:
+def say(out: TextIO, *lines: str) -> None:
     """Print to the instructor's terminal at once (flushed): a long run is watched line by line."""
     for line in lines:
         print(line, file=out, flush=True)
 
 
-def _job(sub: Submission, source: Path, options: Options) -> Job:
+def job_for(sub: Submission, source: Path, options: Options) -> Job:
     """What a worker needs to grade `sub` as `options` say (grading and verifying build it the same way)."""
     return Job(sub, source, options.limits, sandboxed=options.sandboxed, harden=options.harden)
 
@@ -135,7 +131,7 @@ def grade(
     if options.sandboxed:
         check_available()  # refuse now, with how to fix it, rather than fail 300 times
     else:
-        _say(out, "WARNING: --no-sandbox: student code runs as this user, with its files and network.")
+        say(out, "WARNING: --no-sandbox: student code runs as this user, with its files and network.")
     if runner is execute_submission and not options.scheduler and found:
         # the warm processes start importing torch now, while this one reads the gradebook and the records
         if options.sandboxed and fork_servers_enabled():
@@ -175,17 +171,17 @@ def _grade(
     with _open_writer(intake, options, out) as writer:
         _register_notebooks(writer, sources, options.lateness)
         work = _split(submissions, sources, source_sha, options, writer)
-        _say(out, *work.warnings)
+        say(out, *work.warnings)
         pool = _open_pool_and_announce(work, len(submissions), options, out)
         width = _name_width(submissions)
         try:
             for done, result in enumerate(pool.run(work.todo, runner, options.retries), 1):
                 _record_finished(result, work, options.lateness, writer, out)
-                _say(out, _progress_line(done, len(work.todo), width, result))
+                say(out, _progress_line(done, len(work.todo), width, result))
         finally:
             pool.close()
-    ordered = [work.results[_key(sub)] for sub in submissions]
-    _say(out, summary(ordered, time.monotonic() - started))
+    ordered = [work.results[key_of(sub)] for sub in submissions]
+    say(out, summary(ordered, time.monotonic() - started))
     return ordered
 
 
@@ -196,7 +192,7 @@ def _open_writer(intake: IntakeState, options: Options, out: TextIO) -> Writer:
     assignments = nbgrader.assignments if nbgrader else {}
     course = Path(nbgrader.course) if nbgrader and nbgrader.course else None
     if course is not None:
-        _say(out, f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}")
+        say(out, f"nbgrader course {course}: executed notebooks also go to {course / 'autograded'}")
     return Writer(options.workdir, options.db_url, assignments, course)
 
 
@@ -216,15 +212,15 @@ def _split(
 ) -> Worklist:
     """Grade only what is missing or changed: a stored result of the same submission bytes, source notebook and
     grader version is kept (unless `force`) and recorded again; everything else becomes a job."""
-    work = Worklist({_key(sub): sub for sub in submissions})
+    work = Worklist({key_of(sub): sub for sub in submissions})
     for sub in submissions:
         stored = load_result(options.workdir, sub.student, sub.notebook)
-        work.previous[_key(sub)] = stored
+        work.previous[key_of(sub)] = stored
         if stored is not None and not options.force and _is_current(stored, sub, source_sha[sub.notebook]):
             _record_current(stored, sub, options.lateness, writer, work.warnings)
-            work.results[_key(sub)] = stored
+            work.results[key_of(sub)] = stored
         else:
-            work.todo.append(_job(sub, sources[sub.notebook], options))
+            work.todo.append(job_for(sub, sources[sub.notebook], options))
     return work
 
 
@@ -245,9 +241,9 @@ def _open_pool_and_announce(work: Worklist, total: int, options: Options, out: T
     """Where the jobs run, and the line saying how many of how many run there. With nothing to grade no cluster
     is contacted: a run that only records again must not fail for want of a scheduler."""
     if options.scheduler and work.todo:
-        _say(out, f"Connecting to the Dask cluster {options.scheduler} ...")
+        say(out, f"Connecting to the Dask cluster {options.scheduler} ...")
     pool = open_pool(options.scheduler if work.todo else None, options.workers)
-    _say(
+    say(
         out,
         f"Grading {len(work.todo)} submission(s) of {total} "
         f"({total - len(work.todo)} already graded and unchanged) with {pool.where}"
@@ -260,15 +256,15 @@ def _record_finished(result: Result, work: Worklist, lateness: Lateness | None, 
     """Keep a result as soon as it arrives, with how its file was matched and its lateness (decided here, in the
     one writer, from the stored record's submission time). A grader failure joins this run's summary but is never
     stored: the next run grades that submission again."""
-    work.results[_key(result)] = result
+    work.results[key_of(result)] = result
     if result.internal_error:
         return
-    sub = work.submissions[_key(result)]
+    sub = work.submissions[key_of(result)]
     if sub.note:
         result.repairs.insert(0, f"file: {sub.note}")
     late_warnings: list[str] = []
-    _with_late(result, sub, work.previous.get(_key(result)), lateness, late_warnings)
-    _say(out, *late_warnings)
+    _with_late(result, sub, work.previous.get(key_of(result)), lateness, late_warnings)
+    say(out, *late_warnings)
     writer.record(result, sub.lms_time)
 
 
@@ -316,142 +312,3 @@ def summary(results: list[Result], seconds: float | None = None) -> str:
             f"{failures} submission(s) NOT graded because the grader failed; run the same command again to grade them."
         )
     return "\n".join(lines)
-
-
-def sample_fraction(fraction: float) -> float:
-    """The share of graded submissions `verify` grades again: more than none, at most all."""
-    if not 0 < fraction <= 1:
-        raise InputError(f"the share of submissions to grade again is in (0, 1], such as 0.1, not {fraction:g}")
-    return fraction
-
-
-@dataclass(frozen=True)
-class Graded:
-    """A submission and the result stored for it: what `verify` may grade again, and what it compares with."""
-
-    submission: Submission
-    result: Result
-
-
-def verify(
-    submissions: Path | IntakeState | None,
-    options: Options | None = None,
-    fraction: float = 0.1,
-    seed: int = 0,
-    runner: GradeJob = execute_submission,
-    out: TextIO = sys.stdout,
-) -> list[Regrade]:
-    """Grade a seeded random sample of the already graded submissions again, each in a fresh
-    sandbox, and compare per-cell points with the stored results (which are not changed). The submissions are
-    the intake `grade` laid out in the work dir (`submissions`, when given, must be the input it was given).
-
-    Returns one Regrade per submission graded again (by notebook, then student); also written to
-    `<workdir>/verify.json` for the report."""
-    fraction = sample_fraction(fraction)
-    options = options or Options()
-    released = notebook_names(options.solutions_dir)
-    intake = submissions if isinstance(submissions, IntakeState) else load(options.workdir)
-    if intake is None:
-        _say(out, f"Verifying: nothing was graded in {options.workdir}; nothing to verify")
-        return []
-    if not isinstance(submissions, IntakeState):
-        intake.check_input(submissions, "verify")
-    names = options.notebooks or notebooks_present(intake, released)
-    sources = {name: source_notebook(name, options.solutions_dir) for name in names}
-    graded = _graded_as_they_are(intake, names, options.workdir)
-    sample = _sample(graded, fraction, seed)
-    _say(
-        out,
-        f"Verifying: grading {len(sample)} of {len(graded)} graded submission(s) again in fresh sandboxes "
-        f"(fraction {fraction:g}, seed {seed})",
-    )
-    if options.sandboxed:
-        check_available()
-    checked = _grade_again(sample, sources, options, runner)
-    _say(out, _verify_report(checked))
-    _write_verify_file(options.workdir, fraction, seed, checked)
-    return checked
-
-
-def _graded_as_they_are(intake: IntakeState, names: list[str], workdir: Path) -> dict[Key, Graded]:
-    """The submissions worth grading again: those that ran and whose stored result is of the bytes there now
-    (a file that could not run repeats trivially; a changed one would differ for the wrong reason)."""
-    graded = {}
-    for sub in collect(intake, names):
-        result = load_result(workdir, sub.student, sub.notebook)
-        if (
-            sub.problem is None
-            and sub.path is not None
-            and result is not None
-            and result.submission_sha256 == sub.sha256
-        ):
-            graded[_key(sub)] = Graded(sub, result)
-    return graded
-
-
-def _sample(graded: dict[Key, Graded], fraction: float, seed: int) -> list[Graded]:
-    """At least one, drawn from the sorted keys with `seed`: the same work dir and seed pick the same sample."""
-    keys = sorted(graded)
-    picked = sorted(random.Random(seed).sample(keys, max(1, round(fraction * len(keys))))) if keys else []
-    return [graded[key] for key in picked]
-
-
-def _grade_again(sample: list[Graded], sources: dict[str, Path], options: Options, runner: GradeJob) -> list[Regrade]:
-    """Each sampled submission graded again by children of new fork servers (not of those that graded it the first
-    time, whose state could hide a difference), compared with its stored result; by notebook, then student."""
-    first = {_key(graded.submission): graded.result for graded in sample}
-    shutdown_servers()
-    jobs = [_job(graded.submission, sources[graded.submission.notebook], options) for graded in sample]
-    checked = [
-        _compare(first[_key(again)], again) for again in LocalPool(options.workers).run(jobs, runner, options.retries)
-    ]
-    shutdown_servers()
-    return sorted(checked, key=lambda e: (e.notebook, e.student))
-
-
-def _compare(first: Result, again: Result) -> Regrade:
-    """The cells whose points differ (a cell missing the second time counts 0); none compared when the grader
-    failed the second time, since a failure says nothing about the student's grade."""
-    points = {c.grade_id: c.points for c in again.cells}
-    differences = (
-        ()
-        if again.internal_error
-        else tuple(
-            CellDifference(cell.grade_id, cell.points, points.get(cell.grade_id, 0.0))
-            for cell in first.cells
-            if points.get(cell.grade_id) != cell.points
-        )
-    )
-    return Regrade(again.student, again.notebook, differences, again.internal_error)
-
-
-def _verify_report(checked: list[Regrade]) -> str:
-    """What the instructor reads: whether every grade repeated, else each differing cell, and who could not be
-    graded again."""
-    differ = [e for e in checked if e.differences]
-    lines = [
-        "",
-        f"Verify: {len(checked)} submission(s) graded again; "
-        + (f"{len(differ)} with DIFFERENT per-cell points:" if differ else "every grade repeated exactly."),
-    ]
-    for e in differ:
-        cells = ", ".join(f"{d.cell} {d.first:g} -> {d.second:g}" for d in e.differences)
-        lines.append(f"  {e.student} {e.notebook}: {cells}")
-    errors = [e for e in checked if e.error]
-    if errors:
-        lines.append(
-            f"  {len(errors)} could not be graded again (grader failure): {', '.join(e.student for e in errors)}"
-        )
-    return "\n".join(lines)
-
-
-def _write_verify_file(workdir: Path, fraction: float, seed: int, checked: list[Regrade]) -> None:
-    """`<workdir>/verify.json`, atomically: the class report shows the last verification, with its sample's
-    fraction and seed so that it can be repeated."""
-    record = {
-        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "fraction": fraction,
-        "seed": seed,
-        "checked": [e.to_json() for e in checked],
-    }
-    atomic_write(Path(workdir) / config.VERIFY_FILE, json.dumps(record, indent=1))
