@@ -128,3 +128,31 @@ def test_grading_processes_on_one_machine_never_share_a_slot():
         assert len(theirs) == 2 and len(mine) == 2 and not mine & theirs, (mine, theirs)
     finally:
         other.communicate("\n", timeout=30)
+
+
+def _report_tasks_held(job: Job) -> Result:
+    """A stand-in grader that says how many tasks its worker holds (running or waiting to run) while it runs."""
+    import time
+
+    from distributed import get_worker
+
+    from autograder.grading.execute import zero_result
+
+    state = get_worker().state
+    time.sleep(0.3)  # long enough for the scheduler to hand out whatever it would queue behind this task
+    held = sum(1 for task in state.tasks.values() if task.state in ("ready", "executing", "constrained"))
+    return zero_result(job, f"held {held}")
+
+
+def test_a_worker_holds_only_the_submission_it_grades(tmp_path):
+    """A task queued on a worker behind one that kills it is counted as killing it too: Dask's default saturation
+    (1.1) queued a second task on each one-thread worker, and a clean-clone run lost an innocent submission that way
+    (the test above). Every task must find itself alone on its worker."""
+    class_dir = tmp_path / "class"
+    write_demo_class(class_dir)
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    results = grade(
+        class_dir, Options(workdir=tmp_path / "w", scheduler="local:2"), runner=_report_tasks_held, out=io.StringIO()
+    )
+    assert len(results) > 4
+    assert {r.reason for r in results} == {"held 1"}, sorted(r.reason for r in results)

@@ -14,6 +14,7 @@ again), exactly like a failure of a local worker.
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -134,21 +135,42 @@ class DaskPool:
         self.where = f"{self.workers} Dask worker(s) of {scheduler}"
 
     def run(self, jobs: list[Job], runner: GradeJob, retries: int) -> Iterator[Result]:
-        """Results in the order they finish; a task lost with its worker becomes a grader failure."""
+        """Results in the order they finish; a task lost with its worker becomes a grader failure.
+
+        No more tasks are in flight than the cluster has threads, the next one sent as each finishes. Sent all at
+        once, a few of them wait on a worker behind the one it runs (Dask hands out tasks ahead), and when a
+        submission kills its worker the scheduler counts every task that worker held as a suspect: an innocent
+        submission queued twice behind a killer failed with it (a clean-clone run lost one that way)."""
         from distributed import as_completed
 
-        # `retries` is run_payload's (safe_run's, for a grader failure inside the task): a task that takes
-        # its worker down is retried by the scheduler up to config.DASK_ALLOWED_FAILURES, and not again here
-        futures = {self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False): job for job in jobs}
-        for future in as_completed(futures):
+        waiting = iter(jobs)
+        in_flight: dict = {}
+
+        def send(job: Job):
+            # `retries` is run_payload's (safe_run's, for a grader failure inside the task): a task that takes
+            # its worker down is retried by the scheduler up to config.DASK_ALLOWED_FAILURES, and not again here
+            future = self.client.submit(run_payload, _job_payload(job), runner, retries, pure=False)
+            in_flight[future] = job
+            return future
+
+        finished = as_completed([send(job) for job in itertools.islice(waiting, self._threads())])
+        for future in finished:
+            job = in_flight.pop(future)
+            following = next(waiting, None)
+            if following is not None:
+                finished.add(send(following))  # before this result is recorded: the freed thread starts at once
             try:
                 yield future.result()
             except Exception as exc:  # noqa: BLE001 - a worker died or could not run the task
                 yield zero_result(
-                    futures[future],
-                    "not graded: the grader failed",
-                    internal_error=f"Dask: {type(exc).__name__}: {exc}",
+                    job, "not graded: the grader failed", internal_error=f"Dask: {type(exc).__name__}: {exc}"
                 )
+            finally:
+                future.release()  # its result leaves the worker: a worker that dies later loses nothing finished
+
+    def _threads(self) -> int:
+        """The cluster's threads now (a remote cluster may have grown or shrunk since it was reached); at least 1."""
+        return max(1, sum(self.client.nthreads().values()))
 
     def close(self) -> None:
         try:
