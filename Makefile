@@ -19,7 +19,7 @@ help:
 	@echo "make book          build the course website into _build/html"
 	@echo "make serve         serve _build/html on http://127.0.0.1:8000"
 	@echo "make test          run the whole test suite"
-	@echo "make test-fast     while editing: unit tests, alignment, grading, chapter 02's catalogue (under 2 minutes)"
+	@echo "make test-fast     while editing: unit tests, alignment, grading, chapter 02's catalogue (about 4 minutes)"
 	@echo "make release       regenerate the student notebooks in chapters/ from solutions/"
 	@echo "make check-release fail if chapters/ is out of date with solutions/"
 	@echo "make publish       write the public release (book, lessons, student notebooks; no solutions) into _publish/"
