@@ -60,6 +60,19 @@ def test_released_name(file_name, expected):
     assert released_name(file_name, RELEASED) == expected
 
 
+def test_a_student_folder_beside_a_moodle_folder_is_named_not_dropped(tmp_path):
+    """One Moodle-named folder makes a folder an unzipped LMS export, whose plain subfolders are not read: each is
+    named in the intake's notes (found grading a class through the CLI: eight students vanished without a word)."""
+    source = tmp_path / "class"
+    (source / "Ada Lovelace_12345_assignsubmission_file_").mkdir(parents=True)
+    (source / "Ada Lovelace_12345_assignsubmission_file_" / f"{NOTEBOOK}.ipynb").write_bytes(notebook_bytes())
+    (source / "bob").mkdir()
+    (source / "bob" / f"{NOTEBOOK}.ipynb").write_bytes(notebook_bytes())
+    intake = prepare(source, tmp_path / "work", RELEASED, out=io.StringIO())
+    assert list(intake.students) == ["Ada-Lovelace-12345"]
+    assert any(note.startswith("refused folder 'bob':") for note in intake.notes), intake.notes
+
+
 def test_canvas_zip_is_laid_out_by_student_with_notes(tmp_path):
     late_upload = notebook_bytes(untouched_release(NOTEBOOK))
     archive = make_zip(

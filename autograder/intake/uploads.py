@@ -116,6 +116,13 @@ def _lay_out_export(
 ) -> IntakeState:
     """A zip (of student folders, or Canvas's or Moodle's), or an unzipped LMS folder, unpacked into `target`."""
     entries = zip_entries(source) if source.is_file() else folder_entries(source, MOODLE)
+    if source.is_dir():  # an unzipped export: a plain student folder beside its files is not read; say so
+        notes += [
+            f"refused folder {short(folder.name)}: a folder that is not Moodle's, beside an LMS export's files and "
+            "folders, is not read (grade a folder of student folders on its own)"
+            for folder in sorted(source.iterdir())
+            if folder.is_dir() and not folder.name.startswith(".") and not MOODLE.match(folder.name)
+        ]
     uploads: list[Upload] = []
     lms_ids: dict[str, str] = {}
     folder_ids = student_ids(
