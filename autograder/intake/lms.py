@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from autograder.errors import InputError, MissingInput
 from autograder.intake.archives import Entry
-from autograder.intake.names import Upload, duplicate_number, usable_student_id
+from autograder.intake.names import Upload, distinct_ids, duplicate_number, usable_student_id
 
 # <name>[_late]_<user id>_<attachment id>_<file>; the name is optional (anonymous grading).
 CANVAS = re.compile(
@@ -130,7 +130,8 @@ def read_roster(path: Path) -> dict[str, str]:
     worksheet of a Moodle assignment (Identifier "Participant 1234567", Full name: the student is
     `<Full-Name>-1234567`, the name a Moodle submissions zip gives them).
 
-    Two ids with the same name (two John Smiths) each get their id appended to it."""
+    Two ids whose names make one student id (two John Smiths; `Zoe` and `Zoë`; `Zoe 12` and the `Zoe` of user
+    12) each get their id appended (`names.distinct_ids`): two LMS ids are never one student."""
     rows, columns = _roster_rows(path)
     if _is_moodle_worksheet(columns):
         found = {}
@@ -147,13 +148,12 @@ def read_roster(path: Path) -> dict[str, str]:
             f"roster {path}: needs the columns id and student (or Canvas's ID and SIS Login ID / Student, or "
             "Moodle's grading worksheet: Identifier and Full name)"
         )
-    roster = {}
+    names = {}
     for row in rows:
         lms_id, name = (row.get(id_col) or "").strip(), (row.get(name_col) or "").strip()
         if lms_id.isdigit() and name:
-            roster[lms_id] = usable_student_id(name)
-    shared = {name for name in roster.values() if list(roster.values()).count(name) > 1}
-    return {lms_id: usable_student_id(name, keep=lms_id) if name in shared else name for lms_id, name in roster.items()}
+            names[lms_id] = name
+    return distinct_ids(names)
 
 
 def roster_times(path: Path | None) -> dict[str, str]:

@@ -52,6 +52,30 @@ def usable_student_id(text: str, keep: str = "") -> str:
     return f"{name}-{keep}" if name else keep
 
 
+def distinct_ids(named: dict[str, str]) -> dict[str, str]:
+    """{LMS id: student id} for {LMS id (digits): name}, two LMS ids never one student, by construction.
+
+    A name held by one LMS id alone keeps its plain form (`Zoe`); every other gets `-<its LMS id>` appended
+    (`Zoe-12`). That is not enough on its own: the plain form of `Zoe 12` is also `Zoe-12`, so whenever a plain
+    form equals another id's, both are given their LMS ids, until no two are equal. This ends, and ends distinct:
+    two forms `<name>-<digits>` with different digits never coincide (the shorter digits would have to hold the
+    `-` of the longer), and each round gives at least one more LMS id its digits."""
+    plain = {lms_id: usable_student_id(name) for lms_id, name in named.items()}
+    suffixed: set[str] = set()
+    while True:
+        ids = {
+            lms_id: usable_student_id(named[lms_id], keep=lms_id) if lms_id in suffixed else student
+            for lms_id, student in plain.items()
+        }
+        holders: dict[str, list[str]] = {}
+        for lms_id, student in ids.items():
+            holders.setdefault(student, []).append(lms_id)
+        clashing = {lms_id for shared in holders.values() if len(shared) > 1 for lms_id in shared} - suffixed
+        if not clashing:
+            return ids
+        suffixed |= clashing
+
+
 def cut(name: str) -> str:
     """A file name as a note names it: at most MAX_NAME_IN_NOTE characters."""
     return name if len(name) <= MAX_NAME_IN_NOTE else name[: MAX_NAME_IN_NOTE - 1] + "…"

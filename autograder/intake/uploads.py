@@ -136,6 +136,7 @@ def _lay_out_export(
         "student folder",
         notes,
     )
+    owners = _Owners({student: f"LMS user {lms_id}" for lms_id, student in roster.items()})
     for entry in entries:
         if climbs_out(entry.path):  # nobody's: never a folder named after a path that climbs out
             notes.append(entry.refused)
@@ -143,11 +144,12 @@ def _lay_out_export(
         found = lms_upload(entry, roster)
         if found is not None:
             upload, lms_id = found
+            upload.student = owners.claim(upload.student, f"LMS user {lms_id}", lms_id, notes)
             lms_ids[upload.student] = lms_id
         elif len(entry.path.parts) >= 2:  # a zipped folder of student folders: the innermost folder is the student
-            upload = _folder_upload(
-                entry, folder_ids.get(entry.path.parts[-2]) or usable_student_id(entry.path.parts[-2])
-            )
+            folder = entry.path.parts[-2]
+            student = folder_ids.get(folder) or usable_student_id(folder)
+            upload = _folder_upload(entry, owners.claim(student, f"folder {short(folder)}", "", notes))
         else:
             notes.append(
                 f"refused {short(str(entry.path))}: whose is it? Neither in a student's folder nor named by the LMS "
@@ -194,6 +196,32 @@ def _lay_out_export(
         lms_ids=lms_ids,
         notes=notes,
     )
+
+
+class _Owners:
+    """Whose each student id of one export is: a roster's LMS user, an LMS user of the export, a student folder.
+
+    Each source makes ids that are distinct among themselves (`distinct_ids`, `student_ids`, `<name>-<LMS id>`),
+    but not across sources: a Canvas upload of a user missing from the roster is `<name>-<user id>`, which a
+    roster name or a zipped folder may also be. The first owner keeps the id; a later one is told apart (`-<LMS
+    id>`, else a number), with a note, so two people are never graded as one."""
+
+    def __init__(self, owners: dict[str, str]) -> None:
+        self.owner_of = dict(owners)  # student id -> who it is ("LMS user 12", "folder 'ada'")
+        self.id_of = {owner: student for student, owner in owners.items()}
+
+    def claim(self, student: str, owner: str, lms_id: str, notes: list[str]) -> str:
+        if owner in self.id_of:
+            return self.id_of[owner]
+        taken, number = student, 2
+        if self.owner_of.get(taken, owner) != owner and lms_id:
+            taken = usable_student_id(student, keep=lms_id)
+        while self.owner_of.get(taken, owner) != owner:
+            taken, number = usable_student_id(student, keep=str(number)), number + 1
+        if taken != student:
+            notes.append(f"{owner} is graded as {taken!r}: {student!r} is {self.owner_of[student]}")
+        self.owner_of[taken], self.id_of[owner] = owner, taken
+        return taken
 
 
 def _folder_upload(entry: Entry, student: str) -> Upload:
