@@ -2,7 +2,7 @@
 
 python -m autograder release [--check]
 python -m autograder grade SUBMISSIONS|EXPORT.zip [--roster CSV] [--workdir DIR]
-        [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--no-sandbox]
+        [--workers N | --scheduler tcp://HOST:8786|local:N] [--force] [--replace] [--no-sandbox]
 python -m autograder feedback [SUBMISSIONS] --out DIR [--workdir DIR]
 python -m autograder export --out grades.csv [--workdir DIR] [--format canvas [--roster CSV] [--assignment-id NB=ID]]
 python -m autograder export --out worksheet.csv --format moodle [--notebook NB] [--roster WORKSHEET]
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from autograder import config
-from autograder.errors import InputError, UsageError
+from autograder.errors import InputError, NothingDone, UsageError
 from autograder.grading.late import parse_policy, parse_time
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grading.grade import Options, grade
+    from autograder.grading.grade import Options, claim_workdir, grade, workdir_lock
     from autograder.grading.late import Lateness, read_timestamps
     from autograder.grading.verify import verify
     from autograder.intake.uploads import prepare
@@ -173,10 +173,13 @@ def _grade(args: argparse.Namespace) -> int:
         students=args.student or None,
         scheduler=args.scheduler,
     )
-    # laid out once, and recorded in the work dir: grade, verify, feedback and export read this one intake
-    intake = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout)
-    results = grade(intake, options)
-    checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
+    # one run at a time writes a work dir, and a work dir is one class: both settled before the intake touches it
+    with workdir_lock(args.workdir):
+        claim_workdir(args.submissions, args.workdir, args.replace, args.db, sys.stdout)
+        # laid out once, and recorded in the work dir: grade, verify, feedback and export read this one intake
+        intake = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout)
+        results = grade(intake, options)
+        checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
     if any(r.internal_error for r in results):
         return 1
     return 3 if any(c.differences for c in checked) else 0
@@ -187,6 +190,8 @@ def _feedback(args: argparse.Namespace) -> int:
 
     written = write_feedback(args.submissions, args.out, args.workdir)
     print(f"Wrote {len(written)} feedback file(s) under {args.out}")
+    if not written:
+        raise NothingDone(f"no feedback page written: the work dir {args.workdir} holds no graded submission")
     return 0
 
 
@@ -196,6 +201,8 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "csv":
         rows = export_csv(args.out, args.workdir, args.db)
         print(f"Wrote {rows} row(s) to {args.out}")
+        if not rows:
+            raise NothingDone(f"{args.out} holds no grade: the gradebook of {args.workdir} has no graded submission")
         return 0
     if args.format == "moodle":
         students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster)
@@ -206,6 +213,11 @@ def _export(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {warning}")
     print(f"Wrote {students} student(s) to {args.out} {layout}")
+    if not students:
+        raise NothingDone(
+            f"{args.out} holds no student's grade: importing it would change nothing (the warnings above say why; "
+            "is it the roster and work dir of this assignment?)"
+        )
     return 0
 
 
@@ -325,6 +337,13 @@ def _add_grade(subparsers: Subcommands) -> None:
         "installed and bubblewrap), or local:N for N worker processes on this machine (default: local threads)",
     )
     p.add_argument("--force", action="store_true", help="grade again even what is already graded and unchanged")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="the work dir holds the grading of another input: delete that grading (its results, intake record and "
+        "SQLite gradebook) and grade SUBMISSIONS there from scratch. Without it, grade refuses another input than "
+        "the one graded in the work dir (the same input again resumes)",
+    )
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
     p.add_argument(
         "--student",
@@ -482,14 +501,25 @@ def _add_publish(subparsers: Subcommands) -> None:
     p.set_defaults(func=_publish)
 
 
+INTERRUPTED = 130  # a shell's status for a command ended by Ctrl-C (128 + SIGINT)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Exit status: 0 done; 1 `release --check` found stale notebooks, or `grade` left
     submissions ungraded because the grader failed; 2 a usage error (argparse's, or a `UsageError`: its message,
-    no traceback); 3 `grade --verify` found a grade that did not repeat. Any other exception is a bug: its
-    traceback is shown."""
+    no traceback: another class in the work dir, a work dir another run is grading); 3 `grade --verify` found a
+    grade that did not repeat; 4 the command did nothing (`NothingDone`: no notebook in the input, no student or
+    row written); 130 interrupted (Ctrl-C): what was recorded stays, and the same command finishes the rest. Any
+    other exception is a bug: its traceback is shown."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except NothingDone as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 4
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the instructor's Ctrl-C: not a bug, and each result is recorded as it arrives
+        print("\ninterrupted; run the same command again to finish", file=sys.stderr, flush=True)
+        return INTERRUPTED

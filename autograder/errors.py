@@ -2,13 +2,13 @@
 
 `UsageError` is a problem with what the user gave: an argument, a file, a folder, a server they named, the course's
 own sources. Its message says what is wrong and how to fix it; `cli.main` prints it as `error: <message>` and
-exits 2, without a traceback. Any other exception is a bug in this package and shows its traceback (as pypa/build
-does): a message cannot help there, and the traceback is what a bug report needs.
+exits 2 (4 for `NothingDone`), without a traceback. Any other exception is a bug in this package and shows its
+traceback (as pypa/build does): a message cannot help there, and the traceback is what a bug report needs.
 
 Each module's own errors subclass it (`SourceError`, `PublishError`, `ManifestError`, `CourseCodeError`,
-`IntakeStateError`, `SandboxUnavailable`); the three below are for the rest. Each keeps the built-in base the
-code raised before, so an `except ValueError` (or `FileNotFoundError`, `ConnectionError`) written for it still
-catches it.
+`IntakeStateError`, `SandboxUnavailable`, `WorkdirInUse`, `OtherClass`); the four below are for the rest. Each
+keeps the built-in base the code raised before, so an `except ValueError` (or `FileNotFoundError`,
+`ConnectionError`) written for it still catches it.
 
 The bottom of the package with `config`: it imports nothing.
 """
@@ -28,6 +28,11 @@ class InputError(UsageError, ValueError):
 class MissingInput(UsageError, FileNotFoundError):
     """Something the user named is not there, or not yet: a submissions folder, a roster, a source notebook, the
     results or gradebook an earlier `grade` writes."""
+
+
+class NothingDone(UsageError):
+    """The command ran and did nothing: no notebook to grade in the input, no student to write. `cli.main` prints
+    the reason and exits 4, so that a script tells such a run from success (0) and from a mistyped argument (2)."""
 
 
 class Unreachable(UsageError, ConnectionError):

@@ -17,17 +17,19 @@ test runs in the sandbox, as an instructor's run does.
 from __future__ import annotations
 
 import csv
+import socket
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from autograder import config
 from autograder.intake.lms import read_roster
 from autograder.store.gradebook import load_results
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
-from helpers import TOTAL, notebook_bytes, run_cli
+from helpers import TOTAL, cli, notebook_bytes, run_cli
 
 pytestmark = [pytest.mark.grading]
 
@@ -93,3 +95,99 @@ def test_a_canvas_user_missing_from_the_roster_is_not_a_roster_student(tmp_path)
     graded = {student: score for (student, _), score in scores(work).items()}
     assert len(graded) == 2 and graded["zoe-12"] == TOTAL, graded
     assert "LMS user 12 is graded as" in done.stdout, done.stdout
+
+
+# --- 5. a graded class is never lost or mixed -------------------------------------------------------------------
+
+
+def folder_class(root: Path, students: dict[str, bytes]) -> Path:
+    for student, data in students.items():
+        (root / student).mkdir(parents=True)
+        (root / student / f"{NOTEBOOK}.ipynb").write_bytes(data)
+    return root
+
+
+def test_another_input_into_a_graded_work_dir_is_refused_unless_replaced(tmp_path):
+    first = folder_class(tmp_path / "class-a", {"ada": notebook_bytes()})
+    work = tmp_path / "grading"
+    assert grade(first, work).returncode == 0
+    before = scores(work)
+    assert before == {("ada", NOTEBOOK): TOTAL}
+    record = (work / "intake" / "state.json").read_bytes()
+    other = tmp_path / "class-b.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr(f"bob/{NOTEBOOK}.ipynb", wrong())
+    refused = grade(other, work)
+    assert refused.returncode == 2, said(refused)
+    assert f"holds the grading of {first.resolve()}" in refused.stderr and "1 graded submission(s)" in refused.stderr
+    assert "--replace" in refused.stderr and "Traceback" not in refused.stderr, refused.stderr
+    assert scores(work) == before, "the graded class is untouched"
+    assert (work / "intake" / "state.json").read_bytes() == record, "its intake record too"
+    # the same input again is a resume, as before
+    again = grade(first, work)
+    assert again.returncode == 0 and "(1 already graded and unchanged)" in again.stdout, said(again)
+    # asked explicitly: the work dir starts over with the other class
+    replaced = grade(other, work, "--replace")
+    assert replaced.returncode == 0, said(replaced)
+    assert "--replace: removed the work dir's grading of 1 submission(s)" in replaced.stdout
+    assert list(scores(work)) == [("bob", NOTEBOOK)]
+    feedback = run_cli("feedback", str(other), "--workdir", str(work), "--out", str(tmp_path / "fb"))
+    assert feedback.returncode == 0, said(feedback)
+
+
+def test_two_runs_on_one_work_dir_the_second_says_who_holds_it(tmp_path):
+    slow = make_submission(NOTEBOOK, {"softmax": "import time\ntime.sleep(20)\n"})
+    subs = folder_class(tmp_path / "subs", {"ada": notebook_bytes(), "slow": notebook_bytes(slow)})
+    work = tmp_path / "grading"
+    first = subprocess.Popen(
+        cli("grade", str(subs), "--workdir", str(work), "--workers", "2", "--no-sandbox"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=config.REPO_ROOT,
+    )
+    try:
+        for line in first.stdout:  # the run holds its lock from before the intake until it ends
+            if line.startswith("Grading "):
+                break
+        second = grade(subs, work)
+        assert second.returncode == 2, said(second)
+        assert f"is being graded by pid {first.pid} on host {socket.gethostname()}, started " in second.stderr
+        assert "Traceback" not in second.stderr and "Grading" not in second.stdout, said(second)
+    finally:
+        first.kill()  # SIGKILL: the kernel drops the lock with the process; no stale lock is left behind
+        first.wait(timeout=30)
+        first.stdout.close()
+    resumed = grade(subs, work, "--timeout", "5")
+    assert resumed.returncode == 0, said(resumed)
+
+
+def test_a_zip_of_zips_grades_nothing_and_says_so(tmp_path):
+    inner = tmp_path / "ada.zip"
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.writestr(f"{NOTEBOOK}.ipynb", notebook_bytes())
+    archive = tmp_path / "class.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(inner, "ada.zip")
+        zf.write(inner, "bob/bob.zip")
+    work = tmp_path / "grading"
+    done = grade(archive, work)
+    assert done.returncode == 4, said(done)
+    assert "error: nothing to grade:" in done.stderr and "no notebook of this course" in done.stderr, done.stderr
+    assert "archives inside the archive are not opened" in done.stdout + done.stderr
+    assert not load_results(work)
+
+
+def test_a_worksheet_of_no_student_exits_non_zero(tmp_path):
+    """A class graded from plain folders has no Moodle participant ids: without a roster naming them, the
+    worksheet holds nobody, and uploading it to Moodle would change nothing."""
+    work = tmp_path / "grading"
+    assert grade(folder_class(tmp_path / "subs", {"ada": notebook_bytes()}), work).returncode == 0
+    out = tmp_path / "worksheet.csv"
+    done = run_cli("export", "--workdir", str(work), "--format", "moodle", "--out", str(out))
+    assert "Wrote 0 student(s)" in done.stdout, said(done)
+    assert done.returncode == 4 and "holds no student's grade" in done.stderr, said(done)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,student\n3001,ada\n", encoding="utf-8")
+    right = run_cli("export", "--workdir", str(work), "--format", "moodle", "--roster", str(roster), "--out", str(out))
+    assert right.returncode == 0 and "Wrote 1 student(s)" in right.stdout, said(right)

@@ -12,30 +12,42 @@ against). A failure of the grader itself is retried once and, if it persists, re
 and left ungraded: it is never stored, so the next run grades that submission again.
 
 `grade --verify` is grading/verify.py, which grades a sample of these results again.
+
+A work dir is one class: `claim_workdir` refuses another input than the one graded there unless `--replace` says
+to start over, and `workdir_lock` lets one run at a time write it (the second is told who holds it).
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
+import socket
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from autograder import config
-from autograder.errors import InputError
+from autograder.errors import InputError, NothingDone, UsageError
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
 from autograder.grading.pools import GradeJob, Pool, open_pool
 from autograder.intake.collect import collect, notebooks_present
-from autograder.intake.state import IntakeState
+from autograder.intake.state import IntakeState, IntakeStateError, load
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import Job, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
-from autograder.store.gradebook import Writer, load_result
+from autograder.store.gradebook import Writer, load_result, load_results
+
+LOCK_FILE = ".grade.lock"  # in the work dir: held (flock) by the one run writing it, with who that is
 
 
 @dataclass
@@ -100,6 +112,109 @@ def _with_late(
     return result
 
 
+class WorkdirInUse(UsageError):
+    """Another `grade` is writing this work dir now: two runs would grade everything twice and race each other."""
+
+
+class OtherClass(UsageError):
+    """The work dir holds the grading of another input: grading this one there would mix two classes."""
+
+
+_held: dict[Path, int] = {}  # work dirs whose lock this process holds, and how many times (nested takes)
+
+
+@contextmanager
+def workdir_lock(workdir: Path) -> Iterator[None]:
+    """Hold the work dir's lock for a run: an exclusive `flock` on `<workdir>/.grade.lock`, which the kernel drops
+    when the process ends however it ends (SIGKILL too), so a stale lock cannot outlive its run. The file says who
+    holds it (pid, host, start time), for the run that is refused. Taken again in the same process (`cli` around
+    the intake, then `grade` itself), it is the same lock."""
+    workdir = Path(workdir).resolve()
+    if workdir in _held:
+        _held[workdir] += 1
+        try:
+            yield
+        finally:
+            _held[workdir] -= 1
+        return
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / LOCK_FILE
+    handle = path.open("a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise WorkdirInUse(
+                f"the work dir {workdir} is being graded by {holder}: wait for that run to end (or stop it), "
+                "or grade in another --workdir"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        started = datetime.now().astimezone().isoformat(timespec="seconds")
+        handle.write(f"pid {os.getpid()} on host {socket.gethostname()}, started {started}\n")
+        handle.flush()
+        _held[workdir] = 1
+        try:
+            yield
+        finally:
+            del _held[workdir]
+    finally:
+        handle.close()  # the lock goes with the descriptor; the file stays (removing it would race a new run)
+
+
+def _same_input(given: Path, state: IntakeState) -> bool:
+    resolved = Path(given).resolve()
+    return resolved in (state.source, state.folder.resolve())
+
+
+def claim_workdir(given: Path, workdir: Path, start_over: bool, db_url: str | None, out: TextIO) -> None:
+    """Refuse to grade `given` into a work dir that holds the grading of another input, naming what it holds,
+    unless `start_over` (`--replace`): then the work dir's grading is removed first, and the instructor is told.
+
+    The same input again is a resume (or a regrade of a new download of it) and goes on as before. A work dir
+    whose record exists but holds no result has nothing to lose. Before this, another input silently replaced
+    the intake record, turned stored grades into "not submitted" rows and mixed two classes' students."""
+    try:
+        state = load(workdir)
+    except IntakeStateError:
+        if start_over:
+            state = None
+        else:
+            raise
+    stored = load_results(workdir)
+    if state is None and not stored or state is not None and (_same_input(given, state) or not stored):
+        if start_over and stored:
+            _start_over(workdir, db_url, len(stored), out)
+        return
+    if not start_over:
+        holds = f"the grading of {state.source}" if state is not None else "grades of an earlier input"
+        students = len({r.student for r in stored})
+        raise OtherClass(
+            f"the work dir {Path(workdir)} holds {holds} ({len(stored)} graded submission(s) of {students} "
+            f"student(s)); grading {given} there would mix two classes. Grade {given} in another --workdir, or "
+            f"give --replace to delete that grading and start this work dir over with {given}"
+        )
+    _start_over(workdir, db_url, len(stored), out)
+
+
+def _start_over(workdir: Path, db_url: str | None, graded: int, out: TextIO) -> None:
+    """`--replace`: remove what the work dir holds of its class (intake record, results, executed notebooks,
+    verify record, its SQLite gradebook). A gradebook elsewhere (`--db`) is not this command's to empty."""
+    if db_url is not None:
+        raise OtherClass(
+            "--replace starts over the work dir's own gradebook; with --db, empty that gradebook yourself (or give "
+            "a new database), then grade without --replace in a new --workdir"
+        )
+    workdir = Path(workdir)
+    for name in ("intake", config.RESULTS_DIR, config.EXECUTED_DIR):
+        shutil.rmtree(workdir / name, ignore_errors=True)
+    for name in (config.VERIFY_FILE, config.GRADEBOOK_FILE):
+        (workdir / name).unlink(missing_ok=True)
+    say(out, f"--replace: removed the work dir's grading of {graded} submission(s); starting over")
+
+
 def grade(
     submissions: Path | IntakeState,
     options: Options | None = None,
@@ -107,8 +222,14 @@ def grade(
     out: TextIO = sys.stdout,
 ) -> list[Result]:
     """Grade every submission of an intake (`uploads.prepare`; a folder, zip or export is laid out first, once);
-    returns one Result per (student, notebook)."""
+    returns one Result per (student, notebook). One run at a time per work dir (`workdir_lock`); an intake with
+    no notebook file to grade is `NothingDone`, not a run that exits 0 having graded nothing."""
     options = options or Options()
+    with workdir_lock(options.workdir):
+        return _grade_run(submissions, options, runner, out)
+
+
+def _grade_run(submissions: Path | IntakeState, options: Options, runner: GradeJob, out: TextIO) -> list[Result]:
     released = notebook_names(options.solutions_dir)
     intake = (
         submissions
@@ -125,6 +246,8 @@ def grade(
         if unknown_students:
             raise InputError(f"no submissions of {', '.join(unknown_students)} in {intake.source}")
         found = [s for s in found if s.student in options.students]
+    if not any(sub.path is not None for sub in found):
+        raise NothingDone(_nothing_to_grade(intake, found))
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
 
@@ -141,6 +264,17 @@ def grade(
         return _grade(found, sources, source_sha, intake, options, runner, out)
     finally:
         shutdown_servers()  # the warm sandboxes of this run end with it
+
+
+def _nothing_to_grade(intake: IntakeState, found: list[Submission]) -> str:
+    """Why a run grades nothing: the input holds no file that is one of the course's notebooks."""
+    students = len({sub.student for sub in found}) or len(intake.students)
+    reasons = sorted({sub.problem for sub in found if sub.problem})[:3]
+    why = f" ({'; '.join(reasons)})" if reasons else ""
+    return (
+        f"nothing to grade: {intake.source} holds {students} student(s) and no notebook of this course{why}; the "
+        "intake's notes above say what was refused (a zip inside the zip is not opened: give the .ipynb files)"
+    )
 
 
 @dataclass
