@@ -17,8 +17,11 @@ test runs in the sandbox, as an instructor's run does.
 from __future__ import annotations
 
 import csv
+import os
+import signal
 import socket
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -29,7 +32,7 @@ from autograder.intake.lms import read_roster
 from autograder.store.gradebook import load_results
 from conftest import NOTEBOOK
 from coursetools.samples import implementations, make_submission, untouched_release
-from helpers import TOTAL, cli, notebook_bytes, run_cli
+from helpers import TOTAL, cli, export, gradebook_rows, make_class, notebook_bytes, run_cli
 
 pytestmark = [pytest.mark.grading]
 
@@ -191,3 +194,41 @@ def test_a_worksheet_of_no_student_exits_non_zero(tmp_path):
     roster.write_text("id,student\n3001,ada\n", encoding="utf-8")
     right = run_cli("export", "--workdir", str(work), "--format", "moodle", "--roster", str(roster), "--out", str(out))
     assert right.returncode == 0 and "Wrote 1 student(s)" in right.stdout, said(right)
+
+
+# --- Ctrl-C ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_how_to_finish_and_the_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    """Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group (the grader and its sandboxes).
+    Fresh sandboxes (AUTOGRADER_FORK_SERVER=0): the warm fork servers are another test's subject."""
+    monkeypatch.setenv("AUTOGRADER_FORK_SERVER", "0")
+    subs = tmp_path / "submissions"
+    make_class(subs)
+    whole = run_cli("grade", str(subs), "--workdir", str(tmp_path / "whole"), "--workers", "2")
+    assert whole.returncode == 0, said(whole)
+    work = tmp_path / "interrupted"
+    run = subprocess.Popen(
+        cli("grade", str(subs), "--workdir", str(work), "--workers", "2"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=config.REPO_ROOT,
+        start_new_session=True,  # its own process group, as a terminal's foreground job is
+    )
+    for line in run.stdout:
+        if line.startswith("[1/"):
+            break
+    os.killpg(run.pid, signal.SIGINT)
+    started = time.monotonic()
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130, f"rc {run.returncode}\n{out}\n{err}"
+    assert "interrupted; run the same command again to finish" in err and "Traceback" not in err, err
+    assert "Summary" not in out, "an interrupted run prints no summary of a class it did not finish"
+    assert time.monotonic() - started < 60, "the jobs not started are not run after Ctrl-C"
+    assert len(load_results(work)) < 8, "the interruption left work to do"
+    resumed = run_cli("grade", str(subs), "--workdir", str(work), "--workers", "2")
+    assert resumed.returncode == 0 and "already graded and unchanged" in resumed.stdout, said(resumed)
+    assert export(work, tmp_path / "resumed.csv") == export(tmp_path / "whole", tmp_path / "whole.csv")
+    assert gradebook_rows(work) == gradebook_rows(tmp_path / "whole")

@@ -62,8 +62,12 @@ class LocalPool:
     def run(self, jobs: list[Job], runner: GradeJob, retries: int) -> Iterator[Result]:
         with ThreadPoolExecutor(max_workers=max(1, min(self.workers, len(jobs) or 1))) as pool:
             futures = [pool.submit(safe_run, runner, job, retries) for job in jobs]
-            for future in as_completed(futures):
-                yield future.result()
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:  # the run ended early (Ctrl-C, an error): jobs not started never start, nobody reads them
+                for future in futures:
+                    future.cancel()
 
     def close(self) -> None:
         """Nothing of the threads outlives the run (the warm sandboxes end with the run: grade's job)."""
