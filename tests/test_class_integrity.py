@@ -25,6 +25,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder import config
@@ -194,6 +195,36 @@ def test_a_worksheet_of_no_student_exits_non_zero(tmp_path):
     roster.write_text("id,student\n3001,ada\n", encoding="utf-8")
     right = run_cli("export", "--workdir", str(work), "--format", "moodle", "--roster", str(roster), "--out", str(out))
     assert right.returncode == 0 and "Wrote 1 student(s)" in right.stdout, said(right)
+
+
+
+@pytest.mark.parametrize("given", ["zip", "folder"])
+def test_a_renamed_notebook_is_recognised_and_nobody_gets_a_row_per_released_notebook(tmp_path, given):
+    """ada renamed exercise 02 `homework.ipynb`; bob handed in a zip (in a zip: refused; in a folder: no notebook);
+    carol a notebook of no exercise. The class handed in 02 only: one row each, for 02."""
+    other = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('my own work')")])
+    files = {"ada/homework.ipynb": notebook_bytes(), "bob/bob.zip": b"PK\x05\x06" + bytes(18)}
+    files["carol/homework.ipynb"] = notebook_bytes(other)
+    if given == "zip":
+        source = tmp_path / "class.zip"
+        with zipfile.ZipFile(source, "w") as zf:
+            for name, data in files.items():
+                zf.writestr(name, data)
+    else:
+        source = tmp_path / "class"
+        for name, data in files.items():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes(data)
+    work = tmp_path / "grading"
+    done = grade(source, work)
+    assert done.returncode == 0, said(done)
+    found = {(r.student, r.notebook): r for r in load_results(work)}
+    assert sorted(found) == [("ada", NOTEBOOK), ("bob", NOTEBOOK), ("carol", NOTEBOOK)], sorted(found)
+    ada, bob, carol = (found[(s, NOTEBOOK)] for s in ("ada", "bob", "carol"))
+    assert ada.score == TOTAL, ada.reason
+    assert any(f"recognised as {NOTEBOOK} by its cells" in note for note in ada.repairs), ada.repairs
+    assert bob.score == 0 and "bob.zip" in bob.reason, bob.reason
+    assert carol.score == 0 and "homework.ipynb" in carol.reason, carol.reason
 
 
 # --- Ctrl-C ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from autograder import config
@@ -180,6 +181,12 @@ def test_roster_names_the_students_and_lists_who_submitted_nothing(tmp_path):
         read_roster(bad)
 
 
+WRONG_NAME = (
+    f"no file named {NOTEBOOK}.ipynb (found homework.ipynb, holding no released notebook's cells); notebooks must "
+    "keep their released name"
+)
+
+
 def test_student_folders_with_browser_duplicates(tmp_path):
     subs_dir = tmp_path / "subs"
     (subs_dir / "ann").mkdir(parents=True)
@@ -190,16 +197,17 @@ def test_student_folders_with_browser_duplicates(tmp_path):
     os.utime(older, (1_700_000_000, 1_700_000_000))
     os.utime(newer, (1_700_000_100, 1_700_000_100))
     (subs_dir / "bob").mkdir()
-    (subs_dir / "bob" / "homework.ipynb").write_bytes(notebook_bytes())
+    (subs_dir / "bob" / "homework.ipynb").write_bytes(notebook_bytes(nbformat.v4.new_notebook()))  # no exercise's
+    (subs_dir / "dee").mkdir()
+    (subs_dir / "dee" / "homework.ipynb").write_bytes(notebook_bytes())  # exercise 02, renamed: its cells say so
     assert prepare(subs_dir, tmp_path / "work", RELEASED).folder == subs_dir, (
         "a folder of student folders is used in place"
     )
     subs = {s.student: s for s in collect(subs_dir, [NOTEBOOK])}
     assert subs["ann"].path == newer and "latest of 2 files" in subs["ann"].note
-    assert (
-        subs["bob"].problem
-        == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
-    )
+    assert subs["bob"].problem == WRONG_NAME
+    assert subs["dee"].problem is None and subs["dee"].path == subs_dir / "dee" / "homework.ipynb"
+    assert f"recognised as {NOTEBOOK} by its cells" in subs["dee"].note
     # graded for two notebooks: a file of the other notebook is graded as that one, not offered as a misnamed copy
     (subs_dir / "bob" / "01_soft_lookup.ipynb").write_bytes(notebook_bytes(untouched_release("01_soft_lookup")))
     (subs_dir / "cy").mkdir()
@@ -207,10 +215,8 @@ def test_student_folders_with_browser_duplicates(tmp_path):
     both = {(s.student, s.notebook): s for s in collect(subs_dir, RELEASED)}
     assert both[("cy", NOTEBOOK)].problem == f"no file named {NOTEBOOK}.ipynb was submitted"
     assert both[("cy", "01_soft_lookup")].problem is None
-    assert (
-        both[("bob", NOTEBOOK)].problem
-        == f"no file named {NOTEBOOK}.ipynb (found homework.ipynb); notebooks must keep their released name"
-    )
+    assert both[("bob", NOTEBOOK)].problem == WRONG_NAME
+    assert both[("dee", "01_soft_lookup")].problem == "no file named 01_soft_lookup.ipynb was submitted"
 
 
 def test_lms_late_mark_stands_in_for_a_missing_time():

@@ -21,6 +21,7 @@ from autograder import config
 from autograder.errors import MissingInput
 from autograder.intake.archives import over_the_limit
 from autograder.intake.names import Upload, choose_latest, duplicate_number, released_name
+from autograder.intake.recognise import recognised, recognised_note
 from autograder.intake.state import IntakeState, NotebookIntake
 from autograder.intake.uploads import student_ids
 from autograder.model.records import Submission
@@ -76,19 +77,34 @@ def notebook_problem(data: bytes) -> str | None:
 
 
 def notebooks_present(intake: IntakeState | Path, released: list[str]) -> list[str]:
-    """The released notebooks that at least one student handed in.
+    """The released notebooks that at least one student handed in (by name, or by its cells).
 
-    A folder collected for one assignment should not report every other chapter as
-    missing; if nobody used a released name at all, every released notebook is
-    expected (and each student gets a 'wrong name' reason).
-    """
+    A folder collected for one assignment should not report every other chapter as missing. If nobody handed in
+    any released notebook, none is expected: the run has nothing to grade and says so (`grade.NothingDone`),
+    rather than give every student a zero row for each of the course's notebooks."""
     state = _state(intake)
     names: set[str | None] = {key.split("/", 1)[1] for key in state.notebooks}
     for folder in state.students.values():
         if folder:
-            names |= {released_name(p.name, released)[0] for p in _files(state.folder / folder)}
-    present = [name for name in released if name in names]
-    return present or list(released)
+            names |= set(standing_for(_files(state.folder / folder), released).values())
+    return [name for name in released if name in names]
+
+
+def standing_for(files: list[Path], released: list[str]) -> dict[Path, str]:
+    """{file: the released notebook it stands for}: by its name (`02_x (1).ipynb`), else, for a notebook file of
+    no released notebook's name, by its cells (`recognise.py`). A file too large to be a submission is not read."""
+    found = {}
+    for path in files:
+        notebook = released_name(path.name, released)[0]
+        if notebook is None and path.suffix.lower() == ".ipynb":
+            try:
+                if not over_the_limit(path.name, path.stat().st_size):
+                    notebook = recognised(path.read_bytes(), released)
+            except OSError:
+                notebook = None  # unreadable: its row says so when it is graded by its name, or the name is wrong
+        if notebook is not None:
+            found[path] = notebook
+    return found
 
 
 def collect(intake: IntakeState | Path, notebooks: list[str]) -> list[Submission]:
@@ -100,17 +116,26 @@ def collect(intake: IntakeState | Path, notebooks: list[str]) -> list[Submission
     found: list[Submission] = []
     for student, folder in sorted(state.students.items()):
         files, too_many = _student_files(state.folder, folder)
+        standing = standing_for(files, notebooks)
         for name in notebooks:
             entry = state.entry(student, name)
             if nbgrader and entry is None:
                 continue
-            entry = entry or NotebookIntake()
+            entry = entry or NotebookIntake(problem=_refused(state.refused.get(student, []), name))
             try:
-                found.append(_submission(student, name, entry, files, too_many, notebooks))
+                found.append(_submission(student, name, entry, files, too_many, standing))
             except UNREADABLE as exc:  # the file's problem: a row with the reason, and the run goes on
                 problem = f"the submitted file could not be read ({type(exc).__name__}: {str(exc)[:200]})"
                 found.append(Submission(student, name, None, problem))
     return found
+
+
+def _refused(refused: list[str], name: str) -> str:
+    """The row of a student none of whose files is a notebook: what they handed in, and why it was not taken."""
+    if not refused:
+        return ""
+    shown = "; ".join(refused[:3]) + (f"; and {len(refused) - 3} more" if len(refused) > 3 else "")
+    return f"no file named {name}.ipynb, nor a notebook with its cells, was submitted ({shown})"
 
 
 def _state(intake: IntakeState | Path) -> IntakeState:
@@ -145,7 +170,7 @@ def _student_files(root: Path, folder: str) -> tuple[list[Path], bool]:
 
 
 def _submission(
-    student: str, name: str, entry: NotebookIntake, files: list[Path], too_many: bool, notebooks: list[str]
+    student: str, name: str, entry: NotebookIntake, files: list[Path], too_many: bool, standing: dict[Path, str]
 ) -> Submission:
     def refused(problem: str, note: str = entry.note) -> Submission:
         return Submission(student, name, None, problem, "", note, entry.late, entry.submitted_at, entry.time_source)
@@ -155,13 +180,16 @@ def _submission(
     if too_many:
         limit = config.MAX_FILES_PER_STUDENT
         return refused(f"the student's folder holds over {limit:,} files; hand in the notebooks only")
-    path, note = _the_file(student, name, files, notebooks)
+    path, note = _the_file(student, name, files, standing)
     if path is None:
         # files that are no notebook being graded (another notebook's file is graded as that notebook)
-        others = [p.name for p in files if released_name(p.name, notebooks)[0] is None]
+        others = [p.name for p in files if p not in standing]
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-            problem = f"no file named {name}.ipynb (found {shown}); notebooks must keep their released name"
+            problem = (
+                f"no file named {name}.ipynb (found {shown}, holding no released notebook's cells); notebooks must "
+                "keep their released name"
+            )
         else:
             problem = f"no file named {name}.ipynb was submitted"
         return Submission(student, name, None, problem)
@@ -175,18 +203,21 @@ def _submission(
     return Submission(student, name, path, why, digest, note, entry.late, entry.submitted_at, entry.time_source)
 
 
-def _the_file(student: str, name: str, files: list[Path], notebooks: list[str]) -> tuple[Path | None, str]:
+def _the_file(student: str, name: str, files: list[Path], standing: dict[Path, str]) -> tuple[Path | None, str]:
     """The student's file for notebook `name`, and a note when it is not simply `<name>.ipynb`.
 
-    Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case:
-    such a file still counts, with a note. Of several files for one notebook, the one modified
-    last wins (the name's number breaks a tie)."""
+    Browser downloads and re-uploads add ` (1)` or `-1` to a name, editors change its case, students rename it
+    `homework.ipynb` (recognised by its cells): such a file still counts, with a note. Of several files for one
+    notebook, the one modified last wins (the name's number breaks a tie)."""
     candidates = [
         Upload(student, p.name, p.name, (p.stat().st_mtime, duplicate_number(p.stem)), None)
         for p in files
-        if released_name(p.name, notebooks)[0] == name
+        if standing.get(p) == name
     ]
     if not candidates:
         return None, ""
     latest, note = choose_latest(candidates, name, kind="files")
-    return next(p for p in files if p.name == latest.original), note
+    path = next(p for p in files if p.name == latest.original)
+    if released_name(path.name, [name])[0] is None:
+        note = "; ".join((note, recognised_note(name)))
+    return path, note

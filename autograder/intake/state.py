@@ -62,6 +62,9 @@ class IntakeState:
     nbgrader: NbgraderCourse | None = None
     roster: str = ""  # the roster given to grade, resolved ("" for none)
     notes: list[str] = field(default_factory=list)  # printed once by grade
+    # student -> why each of their files was not taken, for a student none of whose files is a notebook: their row
+    # says it (a zip inside the zip, a file of no notebook's name or cells), not only "nothing was submitted"
+    refused: dict[str, list[str]] = field(default_factory=dict)
 
     def entry(self, student: str, notebook: str) -> NotebookIntake | None:
         return self.notebooks.get(f"{student}/{notebook}")
@@ -140,6 +143,7 @@ def load(workdir: Path) -> IntakeState | None:
             nbgrader=NbgraderCourse(str(nbgrader["course"]), dict(nbgrader["assignments"])) if nbgrader else None,
             roster=str(data["roster"]),
             notes=[str(n) for n in data["notes"]],
+            refused={str(k): [str(w) for w in v] for k, v in data.get("refused", {}).items()},  # a record before it
         )
     except IntakeStateError:
         raise

@@ -41,6 +41,7 @@ from autograder.intake.names import (
     usable_student_id,
 )
 from autograder.intake.nbgrader import lay_out_nbgrader, nbgrader_submitted
+from autograder.intake.recognise import recognised, recognised_note
 from autograder.intake.state import IntakeState, NotebookIntake, file_sha256, save, state_path
 
 INTAKE_DIR = "intake"
@@ -159,10 +160,16 @@ def _lay_out_export(
         uploads.append(upload)
     notebooks: dict[str, NotebookIntake] = {}
     chosen: dict[tuple[str, str], list[Upload]] = {}
+    refused: dict[str, list[str]] = {}  # student -> why each file of theirs that is no notebook was not taken
     students = {upload.student for upload in uploads} | set(roster.values())
     for upload in uploads:
         notebook, _ = released_name(upload.uploaded_as, released)
+        if notebook is None and upload.data is not None and not upload.refused:
+            notebook = recognised(upload.data, released)  # `homework.ipynb` holding exercise 02
         if notebook is None:
+            refused.setdefault(upload.student, []).append(
+                upload.refused or f"{short(upload.original)} is not a released notebook"
+            )
             notes.append(
                 f"{upload.student}: {upload.refused}"
                 if upload.refused
@@ -176,6 +183,8 @@ def _lay_out_export(
         (target / student).mkdir()
     for (student, notebook), candidates in sorted(chosen.items()):
         latest, note = choose_latest(candidates, notebook)
+        if released_name(latest.uploaded_as, released)[0] is None:
+            note = "; ".join((note, recognised_note(notebook)))
         record = NotebookIntake(original=latest.original, late=latest.late, note=note, problem=latest.refused)
         if student in times:
             record.submitted_at, record.time_source = times[student], "Moodle grading worksheet"
@@ -195,6 +204,7 @@ def _lay_out_export(
         notebooks=notebooks,
         lms_ids=lms_ids,
         notes=notes,
+        refused={student: why for student, why in refused.items() if student not in {s for s, _ in chosen}},
     )
 
 
