@@ -178,11 +178,9 @@ def claim_workdir(given: Path, workdir: Path, start_over: bool, db_url: str | No
     the intake record, turned stored grades into "not submitted" rows and mixed two classes' students."""
     try:
         state = load(workdir)
-    except IntakeStateError:
-        if start_over:
-            state = None
-        else:
-            raise
+    except IntakeStateError as exc:  # what its message says to do is to grade again: the intake is laid out anew
+        say(out, f"warning: {exc}")
+        return _start_over(workdir, db_url, len(load_results(workdir)), out) if start_over else None
     stored = load_results(workdir)
     if state is None and not stored or state is not None and (_same_input(given, state) or not stored):
         if start_over and stored:
