@@ -197,7 +197,6 @@ def test_a_worksheet_of_no_student_exits_non_zero(tmp_path):
     assert right.returncode == 0 and "Wrote 1 student(s)" in right.stdout, said(right)
 
 
-
 @pytest.mark.parametrize("given", ["zip", "folder"])
 def test_a_renamed_notebook_is_recognised_and_nobody_gets_a_row_per_released_notebook(tmp_path, given):
     """ada renamed exercise 02 `homework.ipynb`; bob handed in a zip (in a zip: refused; in a folder: no notebook);
