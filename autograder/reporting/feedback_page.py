@@ -2,10 +2,15 @@
 
 Any notebook in, one offline page out: nbconvert's `lab` template without anything it would fetch (scripts,
 MathJax, fonts), math as MathML (`mathml`), colours that pass WCAG 2.1 AA in the light and the dark scheme, a
-Content-Security-Policy that forbids scripts and remote loads. Every cell is data: rebuilt from the parts a page
-may show (`student_output`, `rebuilt_cell`), its HTML and Markdown sanitised (`sanitize.clean_html`, nh3), a raw
-cell shown as text. Only the header cell `feedback.header_cell` makes (HEADER_KEY), written by the grader with
-every text escaped, is put in the page as it is, and only when the caller says it is trusted.
+Content-Security-Policy that forbids scripts, remote loads and every style but the page's own (`page_csp`: the
+hashes of its <style> elements, no 'unsafe-inline'). Every cell is data: rebuilt from the parts a page may show
+(`student_output`, `rebuilt_cell`), and every path from it to the page goes through one sanitiser
+(`sanitize.clean_html`, nh3): its HTML, its rendered Markdown, its formulas (`text/latex` outputs and Markdown
+math, which `mathml.tex_to_mathml` has already cut to the MathML allow-list), its code and text outputs once
+coloured; a raw cell is shown as text. Converting student text (Markdown, TeX) has one budget of CPU seconds per
+page (`config.FEEDBACK_CONVERT_CPU_SECONDS`); what is left when it runs out is shown as text and the page says so.
+Only the header cell `feedback.header_cell` makes (HEADER_KEY), written by the grader with every text escaped, is
+put in the page as it is, and only when the caller says it is trusted.
 
 This module knows nothing of grades, results or hidden tests: `feedback` builds the notebook a student is shown
 and calls `render_html`; nothing here imports it.
@@ -13,7 +18,9 @@ and calls `render_html`; nothing here imports it.
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import html
 import re
 import signal
@@ -26,11 +33,11 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
-from autograder.reporting.mathml import latex_output_to_mathml, markdown_renderer_class, scrolling_formulas
+from autograder.reporting.mathml import latex_output_to_mathml, markdown_renderer_class, scrolling_formulas, too_long
 from autograder.reporting.sanitize import clean_html, valid_base64
 
 HEADER_KEY = "autograder_feedback_header"  # the metadata that marks the header cell feedback_notebook makes
-LATE_MARKER = "<!-- autograder: markdown shown as text -->"  # render_html says there what it could not render
+LATE_MARKER = "<!-- autograder: markdown shown as text -->"  # render_html says there what it did not convert
 
 
 # What a page shows of a display output: MathML, sanitised HTML and Markdown, inline PNG and JPEG, text. Not
@@ -188,8 +195,8 @@ header.ag-summary td, header.ag-summary th { border: 1px solid var(--jp-border-c
 # background, which the code cells take); ANSI colours by the palettes below, each foreground AA against each
 # background of its scheme and against the page's output and error backgrounds (tests/test_feedback_page.py
 # checks every pair). Bright ANSI colours are shown as the plain ones. A colour a 256-colour or true-colour escape
-# code picks (nbconvert writes it as an inline style) cannot be checked in advance: such text takes the colour of
-# the text around it.
+# code picks (nbconvert writes it as an inline style) cannot be checked in advance: the sanitiser drops that style
+# (and the page's policy would block it), so such text takes the colour of the text around it.
 CODE_STYLES = {"light": "a11y-light", "dark": "a11y-dark"}
 ANSI_NAMES = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
 ANSI_FOREGROUND = {
@@ -243,34 +250,76 @@ def contrast_css() -> str:
         # a static page has no active cell: every prompt in full colour (grey-700: 6.2:1)
         ":root { --jp-cell-prompt-not-active-opacity: 1; }",
         ".jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited { text-decoration: underline; }",
-        ".jp-RenderedText pre span[style] { color: inherit !important; background-color: transparent !important; }",
         _scheme_css("light"),
     ]
     return "\n".join(light) + "\n@media (prefers-color-scheme: dark) {\n" + _scheme_css("dark") + "\n}"
 
 
-class _RenderTimeout(Exception):
-    """The page's time to render Markdown ran out."""
+class _RenderTimeout(BaseException):
+    """The page's time to convert student text ran out. A BaseException: the converters catch Exception (a
+    malformed formula is shown as its source), and running out of time must not pass for a malformed formula."""
 
 
 @contextmanager
-def _time_limit(seconds: float | None) -> Iterator[None]:
-    """_RenderTimeout in the block after `seconds`: mistune takes minutes on some inputs (`[` * 50,000). Only in
-    the main thread (signals); elsewhere the deadline is checked between cells."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+def _cpu_limit(seconds: float) -> Iterator[None]:
+    """_RenderTimeout in the block after `seconds` of this process's CPU time (ITIMER_PROF: user and system, the
+    clock of time.process_time): mistune takes minutes on some inputs (`[` * 50,000), latex2mathml 43 s on a
+    500,000-character formula. CPU time, not wall time, so that a loaded machine does not cut a page short. Only in
+    the main thread (signals); elsewhere the budget is checked between conversions."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def on_alarm(signum, frame):
+    def on_timer(signum, frame):
         raise _RenderTimeout
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, on_timer)
+    signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.001))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+class ConversionBudget:
+    """One page's CPU seconds for converting student text (every Markdown cell and output, every formula), and
+    what was not converted: `late` items shown as text because the budget ran out, `long_formulas` shown as their
+    source because they are longer than config.FEEDBACK_MAX_FORMULA_CHARS."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.process_time() + seconds
+        self.late = 0
+        self.long_formulas = 0
+
+    def convert(self, function, *args) -> str | None:
+        """function(*args) within what is left of the budget; None (counted in `late`) when it ran out."""
+        left = self.deadline - time.process_time()
+        if left <= 0:
+            self.late += 1
+            return None
+        try:
+            with _cpu_limit(left):
+                return function(*args)
+        except _RenderTimeout:
+            self.late += 1
+            return None
+
+    def notes(self) -> list[str]:
+        """What the page says, above the notebook, about what it did not convert."""
+        said = []
+        if self.late:
+            said.append(
+                f"{self.late:,} Markdown cell(s), formula(s) or output(s) are shown as plain text: this page had "
+                f"{self.seconds:g} CPU seconds to convert Markdown and formulas."
+            )
+        if self.long_formulas:
+            said.append(
+                f"{self.long_formulas:,} formula(s) longer than {config.FEEDBACK_MAX_FORMULA_CHARS:,} characters are "
+                "shown as their TeX source."
+            )
+        return said
 
 
 def _unchanged(text: str) -> str:
@@ -289,15 +338,10 @@ def _exporter():
     renderer_class = markdown_renderer_class()
 
     class FeedbackExporter(HTMLExporter):
-        deadline: float | None = None  # time.monotonic() after which Markdown is shown as text
-        late = 0  # Markdown cells and outputs shown as text because the time ran out
+        budget: ConversionBudget  # render_html gives each page its own
 
         @pass_context
         def markdown2html(self, context, source):
-            left = None if self.deadline is None else self.deadline - time.monotonic()
-            if left is not None and left <= 0:
-                self.late += 1
-                return _as_text(source)
             cell = context.get("cell", {})
             renderer = renderer_class(
                 escape=False,
@@ -308,19 +352,35 @@ def _exporter():
                 exclude_anchor_links=self.exclude_anchor_links,
                 **self.lexer_options,
             )
-            try:
-                with _time_limit(left):
-                    rendered = MarkdownWithMath(renderer=renderer).render(source)
-            except _RenderTimeout:
-                self.late += 1
+            rendered = self.budget.convert(MarkdownWithMath(renderer=renderer).render, source)
+            self.budget.long_formulas += renderer.formulas_too_long
+            if rendered is None:
                 return _as_text(source)
             # Markdown is HTML: a student's cell or Markdown output is sanitised after rendering (formulas included)
             return scrolling_formulas(clean_html(rendered))
 
+        def latex2mathml(self, latex: str) -> str:
+            """A `text/latex` output as MathML, within the page's budget, sanitised like every student HTML."""
+            if too_long(latex.strip()):
+                self.budget.long_formulas += 1
+            converted = self.budget.convert(latex_output_to_mathml, latex)
+            if converted is None:
+                return _as_text(latex)
+            return scrolling_formulas(clean_html(converted))
+
         def default_filters(self):
-            yield from super().default_filters()
-            yield ("latex2mathml", lambda latex: scrolling_formulas(latex_output_to_mathml(latex)))
+            for name, function in super().default_filters():
+                if name in ("ansi2html", "highlight_code"):
+                    # text outputs and code, once nbconvert has coloured them: through the sanitiser too (the only
+                    # attribute it would drop is a 256-colour escape code's inline style)
+                    yield (name, _then_cleaned(function))
+                else:
+                    yield (name, function)
+            yield ("latex2mathml", self.latex2mathml)
             yield ("clean_student_html", clean_html)
+            # the lab template pipes a code cell's highlighted source through `clean_html`: this page's sanitiser,
+            # not nbconvert's (bleach, which keeps every class and id)
+            yield ("clean_html", clean_html)
             # nbconvert's rewrite of `files/` links in rendered Markdown: the sanitiser drops relative links anyway,
             # and its regular expression took 10 s on 30,000 `[` (quadratic, in C: no deadline can stop it)
             yield ("strip_files_prefix", _unchanged)
@@ -335,11 +395,39 @@ def _exporter():
     )
 
 
-# The page runs no script and loads nothing (its images are data: URLs, its style inline): a second line
-# behind the sanitiser, for the browsers that read it.
-PAGE_CSP = (
-    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'"
-)
+def _then_cleaned(function):
+    def cleaned(*args, **kwargs):
+        return clean_html(function(*args, **kwargs))
+
+    return cleaned
+
+
+# The page runs no script, loads nothing (its images are data: URLs) and takes no style but its own <style>
+# elements, named by their hashes: a second line behind the sanitiser, for the browsers that read it. Without
+# 'unsafe-inline', a style attribute is inert whatever put it in the page.
+_CSP_PLACEHOLDER = "autograder-content-security-policy"
+_STYLE_ELEMENT = re.compile(r"<style\b[^>]*>(.*?)</style>", re.S | re.I)
+
+
+def page_csp(styles: list[str]) -> str:
+    """The page's policy, allowing the style elements whose texts are `styles` and nothing else."""
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(css.encode('utf-8')).digest()).decode('ascii')}'"
+        for css in dict.fromkeys(styles)
+    )
+    allowed = hashes or "'none'"
+    return (
+        f"default-src 'none'; img-src data:; style-src {allowed}; font-src data:; form-action 'none'; base-uri 'none'"
+    )
+
+
+def _with_csp(page: str) -> str:
+    """The page with its policy in the <head>'s meta: the hashes of the <style> elements of the head (the grader's;
+    no student text reaches the head, and the sanitiser keeps no <style> in the body)."""
+    head_end = page.index("<body")
+    head = page[:head_end]
+    policy = page_csp([m.group(1) for m in _STYLE_ELEMENT.finditer(head)])
+    return head.replace(_CSP_PLACEHOLDER, policy, 1) + page[head_end:]
 
 
 def _fenced(text: str) -> str:
@@ -381,15 +469,16 @@ def render_html(nb: NotebookNode, trusted_header: bool = False) -> str:
     if header and isinstance(nb.metadata.get("title"), str):
         view.metadata["title"] = nb.metadata["title"]
     exporter = _exporter()
-    exporter.deadline = time.monotonic() + config.FEEDBACK_MARKDOWN_SECONDS
+    exporter.budget = ConversionBudget(config.FEEDBACK_CONVERT_CPU_SECONDS)
     body, _ = exporter.from_notebook_node(
         view,
-        resources={"autograder_header": header, "autograder_csp": PAGE_CSP, "autograder_contrast_css": contrast_css()},
+        resources={
+            "autograder_header": header,
+            "autograder_csp": _CSP_PLACEHOLDER,
+            "autograder_contrast_css": contrast_css(),
+        },
     )
-    if exporter.late:
-        note = (
-            f'<p class="ag-cut">{exporter.late:,} Markdown cell(s) or output(s) are shown as plain text: this page had '
-            f"{config.FEEDBACK_MARKDOWN_SECONDS} s to render Markdown.</p>"
-        )
-        body = body.replace(LATE_MARKER, note, 1)
-    return body
+    notes = exporter.budget.notes()
+    if notes:
+        body = body.replace(LATE_MARKER, "\n".join(f'<p class="ag-cut">{html.escape(n)}</p>' for n in notes), 1)
+    return _with_csp(body)

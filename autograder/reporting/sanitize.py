@@ -8,7 +8,10 @@ Two places turn text a student wrote (or printed) into something active:
   code highlighter's. An image is kept only as an inline `data:` PNG or JPEG, so a page never fetches
   anything; a link is kept (a reader's click, not a load) with rel="noopener noreferrer nofollow".
   MathML (the course's formulas, rendered by latex2mathml) is allowed, without the attributes that move or
-  colour it.
+  colour it; `mathml.tex_to_mathml` applies the same MathML allow-list (`mathml_attributes`) to every formula it
+  converts, so a formula is clean before any page sees it. Text outputs (streams, tracebacks, `text/plain`) and
+  code come here too once nbconvert has coloured them: only the ANSI and highlighter classes survive, and no
+  `style` attribute (nbconvert writes 256-colour escape codes as inline styles).
 - a spreadsheet (CSV exports): a cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is a
   formula in Excel, LibreOffice and Google Sheets (`=HYPERLINK(...)` runs when the file is opened).
   `csv_cell` prefixes such a cell with `'` (OWASP's "CSV injection" advice); a number stays a number.
@@ -27,7 +30,7 @@ _HTML_TAGS = {
     "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table",
     "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
 }  # fmt: skip
-_MATHML_TAGS = {
+MATHML_TAGS = {
     "math", "menclose", "mfrac", "mi", "mn", "mo", "mover", "mphantom", "mroot", "mrow", "ms", "mspace", "msqrt",
     "mstyle", "msub", "msubsup", "msup", "mtable", "mtd", "mtext", "mtr", "munder", "munderover", "none",
 }  # fmt: skip
@@ -48,7 +51,8 @@ _ATTRIBUTES = {
     "munder": {"accentunder"},
     "mspace": {"width"},
     "mstyle": {"displaystyle", "scriptlevel"},
-    "mtable": {"columnalign", "rowspacing", "columnspacing"},
+    "mtable": {"columnalign", "rowspacing", "columnspacing", "displaystyle", "columnlines", "rowlines"},
+    "mtd": {"columnalign"},
     "menclose": {"notation"},
 }
 # Classes that only colour code (the highlighter's) or hide nbconvert's heading anchors: a class of the
@@ -61,11 +65,20 @@ _CODE_CLASSES = {
     "p", "pm", "py", "s", "s1", "s2", "sa", "sb", "sc", "sd", "se", "sh", "si", "sr", "ss", "sx", "vc", "vg", "vi",
     "vm", "w", "x",
 }  # fmt: skip
-_CLASSES = {tag: _CODE_CLASSES for tag in ("a", "code", "div", "pre", "span")}
+# nbconvert's colours of text outputs (ansi2html); the page's style sheet gives each a colour that passes WCAG AA
+_ANSI_CLASSES = {
+    f"ansi-{name}{intense}-{layer}"
+    for name in ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
+    for intense in ("", "-intense")
+    for layer in ("fg", "bg")
+} | {"ansi-default-inverse-fg", "ansi-default-inverse-bg", "ansi-bold", "ansi-underline"}
+_CLASSES = {tag: _CODE_CLASSES for tag in ("a", "code", "div", "pre")} | {"span": _CODE_CLASSES | _ANSI_CLASSES}
 _IMAGE_DATA_URL = re.compile(r"^data:image/(png|jpeg);base64,([A-Za-z0-9+/=\s]*)$", re.ASCII)
 _WEB_LINK = re.compile(r"^(https?://|mailto:)", re.IGNORECASE)
 _LENGTH = re.compile(r"^(\d{1,3}(\.\d+)?)(em|ex|px|%)?$", re.ASCII)  # no sign: nothing moves up or left
 _SIZE_ATTRIBUTES = {"width", "height", "minsize", "maxsize"}
+_SPACING_ATTRIBUTES = {"rowspacing", "columnspacing"}  # one length per row or column
+_SPACING = re.compile(r"^(\d{1,2}(\.\d+)?(em|ex|pt|px)?)( \d{1,2}(\.\d+)?(em|ex|pt|px)?)*$", re.ASCII)
 MAX_IMAGE_PIXELS = 4000  # width or height of an image a page shows
 
 
@@ -87,7 +100,20 @@ def _attribute(tag: str, name: str, value: str) -> str | None:
     if name in _SIZE_ATTRIBUTES:
         length = _LENGTH.match(value.strip())
         return value if length and float(length.group(1)) <= MAX_IMAGE_PIXELS else None
+    if name in _SPACING_ATTRIBUTES:
+        return value if _SPACING.match(value.strip()) else None
     return value
+
+
+def mathml_attributes(tag: str, attributes: dict[str, str]) -> dict[str, str]:
+    """The attributes of one MathML element that the allow-list keeps, with the values clean_html keeps: what
+    `mathml.tex_to_mathml` leaves on each element it writes (no style, class, id, href, colour or negative length)."""
+    allowed = (_ATTRIBUTES.get(tag, set()) | _ATTRIBUTES["*"]) if tag in MATHML_TAGS else set()
+    kept = {}
+    for name, value in attributes.items():
+        if name in allowed and (clean := _attribute(tag, name, value)) is not None:
+            kept[name] = clean
+    return kept
 
 
 def clean_html(text: str) -> str:
@@ -96,7 +122,7 @@ def clean_html(text: str) -> str:
 
     return nh3.clean(
         text,
-        tags=_HTML_TAGS | _MATHML_TAGS,
+        tags=_HTML_TAGS | MATHML_TAGS,
         clean_content_tags={"script", "style", "template", "noscript", "textarea", "title", "xmp", "iframe"},
         attributes=_ATTRIBUTES,
         allowed_classes=_CLASSES,
