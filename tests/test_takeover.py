@@ -256,3 +256,48 @@ def test_the_attack_ran_and_wrote_its_frames(graded):
         printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
         written = [int(line.split(": ")[1]) for line in printed.splitlines() if line.startswith("forged frames")]
         assert written and written[0] > 0, (attacker, printed)
+
+
+HOLDINGS = """
+import os, signal
+held = {}
+for fd in sorted(int(entry) for entry in os.listdir("/proc/self/fd")):
+    try:
+        held[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        pass  # the listing's own descriptor, closed by now
+print("held:", sorted(target.split(":")[0] if ":" in target else target for target in held.values()))
+print("pipes:", sorted(target for target in held.values() if target.startswith("pipe:")))
+server = os.getppid()
+for what, attempt in [
+    ("signal", lambda: os.kill(server, 0)),
+    ("fds", lambda: os.listdir(f"/proc/{server}/fd")),
+    ("mem", lambda: open(f"/proc/{server}/mem", "rb").read(1)),
+    ("environ", lambda: open(f"/proc/{server}/environ", "rb").read(1)),
+]:
+    try:
+        attempt()
+        print("reached:", what)
+    except OSError:
+        print("refused:", what)
+"""
+
+
+def test_a_forked_child_holds_its_own_two_pipes_and_nothing_of_its_server(tmp_path):
+    """Beyond stdin, stdout and stderr (all /dev/null) a child holds two pipes, made for it alone (the next child's
+    are others), and cannot signal its server or read its descriptors, memory or environment."""
+    if not fork_servers_enabled():
+        pytest.skip("fork servers need root")
+    for student in ("x", "y"):
+        nb = make_submission(NOTEBOOK, {"softmax": HOLDINGS + REFERENCE["softmax"]})
+        write_submission(nb, tmp_path / "s" / student / f"{NOTEBOOK}.ipynb")
+    _grade_cli(tmp_path / "s", tmp_path / "w", "fork-server")
+    pipes = []
+    for student in ("x", "y"):
+        nb = nbformat.read(executed_path(tmp_path / "w", student, NOTEBOOK), as_version=4)
+        printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+        assert "held: ['/dev/null', '/dev/null', '/dev/null', 'pipe', 'pipe']" in printed, printed
+        for what in ("signal", "fds", "mem", "environ"):
+            assert f"refused: {what}" in printed, printed
+        pipes.append(next(line for line in printed.splitlines() if line.startswith("pipes:")))
+    assert pipes[0] != pipes[1], f"two children held the same pipes: {pipes}"

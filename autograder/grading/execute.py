@@ -250,7 +250,7 @@ def execute_submission(job: Job) -> Result:
         sum(c.max_points for c in cells),
         cells,
         reason=report.stopped,
-        repairs=aligned.repairs + integrity,
+        repairs=aligned.repairs + integrity + report.protocol,
         submission_sha256=sub.sha256,
         source_sha256=file_sha256(job.source_path),
         seconds=round(time.monotonic() - started, 2),

@@ -10,8 +10,15 @@ namespaces of its own (isolation.py: user, mount, IPC, UTS, network, cgroup, and
 keyrings go, whole, with its namespaces. It then seeds, snapshots the Guard and serves the cells on
 the same pipes. When it is gone, every process of that uid is killed (processes are the one thing
 that outlives a namespace), the server waits until the kernel has freed that uid's keys, drains
-stdin and says "idle". A wall-clock overrun is handled outside: the grader kills the whole sandbox
-and starts another.
+says "idle". A wall-clock overrun is handled outside: the grader kills the whole sandbox and starts
+another.
+
+The channels are what keeps one child from speaking for the server or for the next child (the README's threat
+model). The server's own frames ("zygote", "exited", "idle") go on its stdout, and it reads requests from a Unix
+socket of its own (`requests`, from the grader); each request brings, as SCM_RIGHTS descriptors, the read end of
+a command pipe and the write end of a result pipe that the grader made for that one child. The child closes every
+other descriptor before anything else, so it holds only its own two pipes: fork copies the server's memory, token
+included, but no descriptor of the server's, and the next child's pipes do not exist yet.
 
 The messages are in protocol.py.
 """
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import time
 
 from . import protocol
@@ -95,19 +103,36 @@ def _same_pids_for_each_child(uid: int) -> None:
         pass
 
 
-def _drain(fd: int) -> None:
-    """Whatever the last submission left unread on stdin is not a command for the server."""
-    import fcntl
+def _hold_only(keep: tuple[int, ...]) -> None:
+    """In the forked child, first of all: close every descriptor but stdin, stdout and stderr (all /dev/null) and
+    `keep` (the child's own pipes). What the server holds (its result channel, its stdin, its request socket,
+    whatever a library opened before the fork, a pipe or socket whose other end another child would inherit) is
+    then nothing the child or its student code can read, write or pass on."""
+    for entry in os.listdir("/proc/self/fd"):  # the listing's own descriptor is closed by then: EBADF, ignored
+        fd = int(entry)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+def _receive(requests: socket.socket) -> tuple[dict, int, int] | None:
+    """The next request and the child's two descriptors (command pipe to read, result pipe to write); None when
+    the grader has closed the socket, sent something else, or not exactly two descriptors."""
     try:
-        while os.read(fd, 1 << 16):
-            pass
-    except BlockingIOError:
-        pass
-    finally:
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+        data, fds, _flags, _address = socket.recv_fds(requests, 1 << 20, 2)
+    except OSError:
+        return None
+    try:
+        request = json.loads(data).get(protocol.FORK) if data else None
+    except ValueError:
+        request = None
+    if not request or len(fds) != 2:
+        for fd in fds:
+            os.close(fd)
+        return None
+    return request, fds[0], fds[1]
 
 
 def _become_submission(request: dict) -> None:
@@ -134,33 +159,38 @@ def _become_submission(request: dict) -> None:
 
 
 def serve_forks(channel: int, commands, hello: dict) -> None:
+    """Fork one child per request read from the request socket, until the grader closes it. `channel` (stdout)
+    carries the server's own frames only; `commands` (stdin) held the hello and is not read again."""
     token, pid = hello["token"], os.getpid()
+    requests = socket.socket(fileno=int(hello[protocol.REQUESTS]))
     pre_warm()
     seed_everything()  # before the fork: every child starts from this state
     prepare_for_forks()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # as in main: student code never gets the real stdin/stdout
         os.dup2(devnull, fd)
+    os.close(devnull)
     protocol.write_frame(channel, {"type": protocol.ZYGOTE, "token": token, "pid": pid})
     while True:
-        line = commands.readline()
-        if not line:
+        received = _receive(requests)
+        if received is None:
             return
-        request = json.loads(line).get(protocol.FORK)
-        if not request:
-            return
+        request, child_commands, child_results = received
         uid = int(request["uid"])
         keys_before = keys_of(uid)
         _same_pids_for_each_child(uid)
         child = os.fork()
         if child == 0:
             try:
+                _hold_only((child_commands, child_results))
                 _become_submission(request)
                 seed_everything()
-                runner = Runner(channel, commands, request)
+                runner = Runner(child_results, os.fdopen(child_commands, "r", encoding="utf-8"), request)
                 runner.serve()
             finally:
                 os._exit(0)
+        os.close(child_commands)  # the child's alone: its result pipe ends when the child and its forks are gone
+        os.close(child_results)
         _, status = os.waitpid(child, 0)
         # the grader may be waiting for a cell that will never finish: say at once how the child ended
         protocol.write_frame(
@@ -169,5 +199,4 @@ def serve_forks(channel: int, commands, hello: dict) -> None:
         _kill_everything_of(uid)
         if not wait_for_keys(uid, keys_before):
             return  # keys the kernel does not free: no next child here (the grader starts a new server)
-        _drain(commands.fileno())
         protocol.write_frame(channel, {"type": protocol.IDLE, "token": token, "pid": pid})

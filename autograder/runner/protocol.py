@@ -18,10 +18,14 @@ A kernel (`python .../runner`):
   and the token, so output written by student code or by a forked child is not taken for the runner's.
 
 A fork server (one warm process per worker sandbox, forking one kernel per submission):
-- grader -> server {ZYGOTE: true, "token"}; server -> grader {"type": ZYGOTE};
-- per submission grader -> server {FORK: {<the hello above, ISOLATE included>, "uid", "rlimits": {name: value}}},
-  then the child's frames exactly as a kernel's; server -> grader {"type": EXITED, "code"} when the child is gone,
-  and {"type": IDLE} once everything of its uid is cleaned up.
+- grader -> server, on stdin: {ZYGOTE: true, "token", REQUESTS: <a Unix socket's descriptor number>};
+  server -> grader, on its stdout: {"type": ZYGOTE};
+- per submission grader -> server, on that socket: {FORK: {<the hello above, ISOLATE included>, "uid",
+  "rlimits": {name: value}}} with two descriptors (SCM_RIGHTS): the read end of the child's command pipe and the
+  write end of its result pipe. The child's frames are exactly a kernel's, on those pipes; server -> grader, on
+  the server's stdout, {"type": EXITED, "code"} when the child is gone, and {"type": IDLE} once everything of its
+  uid is cleaned up. No child holds the server's stdout, stdin or socket (forks.py), so those frames are the
+  server's alone.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ IDLE = "idle"  # a fork server has cleaned up after its child and takes the next
 END = "end"  # no more cells
 FORK = "fork"  # fork a kernel for one submission
 ISOLATE = "isolate"  # namespaces of its own and a new /tmp of this many bytes before any cell (runner.isolation)
+REQUESTS = "requests"  # the descriptor of a fork server's request socket (in the grader's hello to it)
 PROBE = "probe"  # a test cell whose probe hands plain data to the judge (grader -> runner), and that data (back)
 # the kinds of cell
 CELL_STUDENT, CELL_LOCKED, CELL_TEST = "student", "locked", "test"

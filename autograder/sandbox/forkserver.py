@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import subprocess
 import tempfile
 import threading
@@ -13,7 +14,17 @@ from autograder import config
 from autograder.model.records import Limits
 from autograder.runner import protocol
 from autograder.sandbox.command import bwrap_command, environment
-from autograder.sandbox.framing import Cell, Channel, Report, describe_exit, kill, send, serve_cells, tail
+from autograder.sandbox.framing import (
+    Cell,
+    Channel,
+    Report,
+    describe_code,
+    describe_exit,
+    kill,
+    send,
+    serve_cells,
+    tail,
+)
 from autograder.sandbox.slots import free_slots
 
 
@@ -37,16 +48,25 @@ class ForkServer:
         self.errors = tempfile.TemporaryFile()
         self.started = time.monotonic()
         self.ready = False  # it has said "zygote" (wait_ready): torch and the rest imported, forks on request
-        self.proc = subprocess.Popen(
-            bwrap_command(limits, number, fork_server=True),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errors,
-            env=environment(),
-            start_new_session=True,
-        )
-        self.channel = Channel(self.proc, self.token, max_bytes=64 << 20)
-        send(self.proc, {protocol.ZYGOTE: True, "token": self.token})
+        self.exit_code: int | None = None  # how its last child ended, once the server has said so
+        # requests go on a socket of the server's own, each with the two pipes of one child (runner/forks.py)
+        self.requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self.proc = subprocess.Popen(
+                bwrap_command(limits, number, fork_server=True),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.errors,
+                env=environment(),
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            descriptor = theirs.fileno()
+            theirs.close()
+        assert self.proc.stdout is not None, "the server's stdout is a pipe"
+        self.channel = Channel(self.proc.stdout.fileno(), self.token, max_bytes=64 << 20)
+        send(self.proc.stdin, {protocol.ZYGOTE: True, "token": self.token, protocol.REQUESTS: descriptor})
 
     def wait_ready(self) -> None:
         """Until the server has started (it imports while the caller does other things: start_servers);
@@ -66,6 +86,7 @@ class ForkServer:
 
     def close(self) -> None:
         kill(self.proc)
+        self.requests.close()
         self.errors.close()
 
     def run(self, cells: list[Cell], limits: Limits, harden: bool) -> Report:
@@ -82,31 +103,52 @@ class ForkServer:
             protocol.ISOLATE: limits.scratch_bytes,
         }
         started = time.monotonic()
-        self.channel.listen(child)
+        self.exit_code = None
         reusable = False
+        pipes = _ChildPipes()
         try:
-            if not send(self.proc, {protocol.FORK: request}):
+            if not pipes.hand_over(self.requests, {protocol.FORK: request}):
                 report.machinery_error = f"the grader's fork server is gone ({describe_exit(self.proc)})"
                 return report
-            frame = self.channel.next_frame(started + config.STARTUP_TIMEOUT_S)
+            channel = Channel(pipes.results, child, max_bytes=64 << 20)
+            frame = channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != protocol.READY:
-                report.machinery_error = (
-                    f"the grader's kernel did not start (fork server: {frame or describe_exit(self.proc)})"
-                )
+                if frame is None and self._child_ended(time.monotonic() + 2):
+                    why = f"its child ended first: {describe_code(self.exit_code)}"
+                else:
+                    why = str(frame or describe_exit(self.proc))
+                report.machinery_error = f"the grader's kernel did not start (fork server: {why})"
                 return report
             report.startup_seconds = round(time.monotonic() - started, 2)
-            ended = serve_cells(
-                self.proc, self.channel, cells, limits, report, lambda: "the notebook's process stopped answering"
-            )
-            # the child said "end" or died: the server cleans up after it while this submission is judged and
-            # recorded (settled() waits for it before the next fork); a child still running (over its time)
-            # is stopped with the whole sandbox
-            reusable = self.cleaning = ended in ("done", "exited")
+            describe = self._describe_child_exit
+            ended = serve_cells(pipes.commands, channel, cells, limits, report, describe, lambda: False)
+            report.protocol = channel.protocol_notes()
+            # the child said "end" or is gone: the server cleans up after it while this submission is judged and
+            # recorded (settled() waits for it before the next fork); a child still running (over its time, or
+            # silent without having ended) is stopped with the whole sandbox
+            reusable = self.cleaning = ended == "done" or self.exit_code is not None
         finally:
-            self.channel.forget(child)
+            pipes.close()
             if not reusable:
                 self.close()
         return report
+
+    def _child_ended(self, deadline: float) -> bool:
+        """Wait, until `deadline`, for the server's word that its child has ended (its exit code in exit_code)."""
+        while self.exit_code is None:
+            frame = self.channel.next_frame(deadline)
+            if frame is None:
+                return False
+            if frame.get("type") == protocol.EXITED:
+                code = frame.get("code")
+                self.exit_code = code if type(code) is int else 1
+        return True
+
+    def _describe_child_exit(self) -> str:
+        """How the child ended, as the server saw it (its result pipe closed: it is gone, or about to be)."""
+        if self._child_ended(time.monotonic() + config.CELL_KILL_GRACE_S):
+            return describe_code(self.exit_code)
+        return describe_code(None)
 
     def settled(self) -> bool:
         """The server has cleaned up after its last child and waits for the next one (False: it did not say so
@@ -122,8 +164,45 @@ class ForkServer:
             frame = self.channel.next_frame(deadline)
             if frame is None:
                 return False
-            if frame.get("type") == protocol.IDLE and frame.get("token") == self.token:
+            if frame.get("type") == protocol.IDLE:
                 return True
+
+
+class _ChildPipes:
+    """The two pipes of one forked child, made here: the grader keeps the write end of its commands and the read
+    end of its results, and hands the other two ends to the server with the request (SCM_RIGHTS), which passes them
+    to the child alone. A child can thus read only its own cells and write only its own channel."""
+
+    def __init__(self) -> None:
+        self.results, results_end = os.pipe()
+        commands_end, commands = os.pipe()
+        self.commands = os.fdopen(commands, "wb")
+        self._child_ends: tuple[int, int] | None = (commands_end, results_end)
+
+    def hand_over(self, requests: socket.socket, message: dict) -> bool:
+        """Send the request with the child's ends; this process then closes its copies of them (so that the result
+        pipe ends when the child and its forks are gone). False if the server is not there to take them."""
+        assert self._child_ends is not None, "a child's pipes are handed over once"
+        try:
+            socket.send_fds(requests, [protocol.encode(message)], list(self._child_ends))
+            return True
+        except OSError:
+            return False
+        finally:
+            self._close_child_ends()
+
+    def _close_child_ends(self) -> None:
+        for fd in self._child_ends or ():
+            os.close(fd)
+        self._child_ends = None
+
+    def close(self) -> None:
+        self._close_child_ends()
+        try:
+            self.commands.close()
+        except OSError:  # the child is gone with bytes unread: nothing to flush to
+            pass
+        os.close(self.results)
 
 
 def _rlimits(limits: Limits) -> dict[str, int]:

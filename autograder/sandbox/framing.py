@@ -9,7 +9,9 @@ import select
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO
 
 from autograder import config
 from autograder.model.records import Limits
@@ -42,22 +44,23 @@ class Report:
     stopped: str = ""  # why the run ended before the last cell (student's doing)
     machinery_error: str = ""  # the grader failed, not the submission: retry, never cache
     startup_seconds: float = 0.0
+    protocol: list[str] = field(default_factory=list)  # what the notebook wrote to the grader's channel, said once
 
 
 class Channel:
-    """Line-framed JSON from the runner, read with deadlines and a size cap.
+    """Line-framed JSON read from one descriptor (a kernel's result channel, or a fork server's own), with deadlines
+    and a size cap.
 
-    A frame counts only if it carries a token this channel listens to and the pid that first
-    spoke with that token (the runner's "ready", or the fork server's "zygote"): output of
-    student code, of its forks, or of an earlier submission's child is ignored."""
+    A frame counts only if it carries a token this channel listens to and the pid that first spoke with that token
+    (the runner's "ready", or the fork server's "zygote"). Anything else is counted in `rejected` (reported in the
+    submission's notes: a kernel's own process writes nothing else there, so student code did)."""
 
-    def __init__(self, proc: subprocess.Popen, pid_token: str, max_bytes: int):
-        self.proc, self.max_bytes = proc, max_bytes
-        assert proc.stdout is not None, "the kernel's stdout is a pipe"
-        self.fd = proc.stdout.fileno()
+    def __init__(self, fd: int, pid_token: str, max_bytes: int):
+        self.fd, self.max_bytes = fd, max_bytes
         self.buffer = b""
         self.pids: dict[str, int | None] = {pid_token: None}
         self.eof = False
+        self.rejected = 0
 
     def listen(self, token: str, pid: int | None = None) -> None:
         self.pids[token] = pid
@@ -88,20 +91,34 @@ class Channel:
             self.buffer += chunk
             if len(self.buffer) > self.max_bytes and b"\n" not in self.buffer:
                 self.buffer = b""  # a flood without frames: drop it
+                self.rejected += 1
 
     def _parse(self, line: bytes) -> dict | None:
+        if not line.strip():
+            return None
         try:
             frame = json.loads(line)
         except (ValueError, RecursionError):  # not JSON, or nested to break the parser
-            return None
+            frame = None
         if not isinstance(frame, dict) or frame.get("token") not in self.pids:
+            self.rejected += 1
             return None
         token = frame["token"]
         if self.pids[token] is None and frame.get("type") in (protocol.READY, protocol.ZYGOTE):
             self.pids[token] = frame.get("pid")
         if frame.get("pid") != self.pids[token]:
+            self.rejected += 1
             return None
         return frame
+
+    def protocol_notes(self) -> list[str]:
+        """The submission's note about what it wrote that its kernel did not (none when nothing was rejected)."""
+        if not self.rejected:
+            return []
+        return [
+            f"the notebook's code wrote {self.rejected} line(s) to the grader's channel that its kernel did not "
+            "send; they were ignored"
+        ]
 
 
 def tail(errors) -> str:
@@ -144,51 +161,51 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def serve_cells(
-    proc: subprocess.Popen, channel: Channel, cells: list[Cell], limits: Limits, report: Report, describe_exit
+    stream: IO[bytes] | None,
+    channel: Channel,
+    cells: list[Cell],
+    limits: Limits,
+    report: Report,
+    describe_exit: Callable[[], str],
+    gone: Callable[[], bool],
 ) -> str:
-    """Send the cells one at a time and collect their results into `report`. Returns "done" if
-    every cell ran and the runner was told to end, "exited" if a fork server said its child
-    ended, "stopped" otherwise (report.stopped says why in each case but "done")."""
+    """Send the cells one at a time on `stream` and collect their results from `channel` into `report`. Returns
+    "done" if every cell ran and the runner was told to end, "stopped" otherwise (report.stopped says why).
+    `describe_exit` says how the notebook's process ended; `gone` whether it is known to have ended."""
     notebook_deadline = time.monotonic() + limits.notebook_timeout_s
-    exited: list[int] = []
-
-    def next_frame(deadline: float) -> dict | None:
-        frame = channel.next_frame(deadline)
-        if frame is not None and frame.get("type") == protocol.EXITED:  # from a fork server: its child is gone
-            exited.append(int(frame.get("code", 0)))
-        return frame
-
+    unexpected = 0
     for cell in cells:
         message = {"index": cell.index, "kind": cell.kind, "name": cell.name, "source": cell.source}
         if cell.probe:
             message[protocol.PROBE] = True
-        if not send(proc, message):
+        if not send(stream, message):
             report.stopped = describe_exit() + f", before cell {cell.index + 1}"
             return "stopped"
         cell_deadline = min(time.monotonic() + limits.cell_timeout_s + config.CELL_KILL_GRACE_S, notebook_deadline)
         while True:
-            frame = next_frame(cell_deadline)
-            if frame is None or exited or (frame.get("type") == protocol.DONE and frame.get("index") == cell.index):
+            frame = channel.next_frame(cell_deadline)
+            if frame is None or (frame.get("type") == protocol.DONE and frame.get("index") == cell.index):
                 break
-        if exited:
-            report.stopped = describe_code(exited[0]) + f", in cell {cell.index + 1}"
-            return "exited"
+            unexpected += 1  # the kernel's token and pid, but not the frame the kernel sends now
         if frame is None:
             if time.monotonic() >= notebook_deadline:
                 report.stopped = (
                     f"the notebook ran longer than {limits.notebook_timeout_s:g} s in all "
                     f"(stopped in cell {cell.index + 1})"
                 )
-            elif channel.eof or proc.poll() is not None:
+            elif channel.eof or gone():
                 report.stopped = describe_exit() + f", in cell {cell.index + 1}"
             else:
                 report.stopped = (
                     f"cell {cell.index + 1} ran longer than {limits.cell_timeout_s:g} s and did not stop; "
                     "the notebook was stopped"
                 )
-            return "stopped"
+            break
         report.cells[cell.index] = cell_run(cell.index, frame)
-    send(proc, {protocol.END: True})
+    channel.rejected += unexpected
+    if report.stopped:
+        return "stopped"
+    send(stream, {protocol.END: True})
     return "done"
 
 
@@ -227,12 +244,13 @@ def wait_briefly(proc: subprocess.Popen) -> subprocess.Popen:
     return proc
 
 
-def send(proc: subprocess.Popen, message: dict) -> bool:
-    if proc.stdin is None:
+def send(stream: IO[bytes] | None, message: dict) -> bool:
+    """One frame to a kernel (its stdin, or a fork server's child's command pipe); False if it is gone."""
+    if stream is None:
         return False
     try:
-        proc.stdin.write(protocol.encode(message))
-        proc.stdin.flush()
+        stream.write(protocol.encode(message))
+        stream.flush()
         return True
     except (BrokenPipeError, OSError, ValueError):
         return False

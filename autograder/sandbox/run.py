@@ -113,7 +113,8 @@ def run_cells(
             if scratch_dir:
                 shutil.rmtree(scratch_dir, ignore_errors=True)
             return report
-        channel = Channel(proc, token, max_bytes=64 << 20)
+        assert proc.stdout is not None, "the kernel's stdout is a pipe"
+        channel = Channel(proc.stdout.fileno(), token, max_bytes=64 << 20)
         try:
             hello = {
                 "token": token,
@@ -123,13 +124,22 @@ def run_cells(
             }
             if sandboxed:
                 hello[protocol.ISOLATE] = limits.scratch_bytes
-            send(proc, hello)
+            send(proc.stdin, hello)
             frame = channel.next_frame(started + config.STARTUP_TIMEOUT_S)
             if frame is None or frame.get("type") != protocol.READY:
                 report.machinery_error = f"the grader's kernel did not start ({describe_exit(proc)}): {tail(errors)}"
                 return report
             report.startup_seconds = round(time.monotonic() - started, 2)
-            serve_cells(proc, channel, cells, limits, report, lambda: describe_exit(wait_briefly(proc)))
+            serve_cells(
+                proc.stdin,
+                channel,
+                cells,
+                limits,
+                report,
+                lambda: describe_exit(wait_briefly(proc)),
+                lambda: proc.poll() is not None,
+            )
+            report.protocol = channel.protocol_notes()
         finally:
             kill(proc)
             if unprivileged and not sandboxed:
