@@ -285,7 +285,11 @@ def continue_text(
 
 # --- count-based baselines -------------------------------------------------------------------------------
 
-DISCOUNT = 0.75  # absolute discounting's D, the usual value (Ney, Essen and Kneser 1994); not tuned here
+DISCOUNT = 0.75  # the customary fixed D of absolute discounting and Kneser-Ney; not tuned here
+# How counts are smoothed (ngram_position_losses): absolute discounting (Ney, Essen and Kneser 1994, with the fixed
+# D above), interpolated Kneser-Ney (Kneser and Ney 1995, the same D) and modified Kneser-Ney (Chen and Goodman
+# 1998: three discounts per order, estimated from the counts of counts).
+SMOOTHERS = ("absolute", "kneser-ney", "modified-kneser-ney")
 
 
 def _keys(ids: np.ndarray, n: int, bits: int) -> np.ndarray:
@@ -296,27 +300,108 @@ def _keys(ids: np.ndarray, n: int, bits: int) -> np.ndarray:
     return key
 
 
-def _counter(keys: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """A lookup: how many times each queried key occurs in `keys` (0 for a key that never does)."""
-    unique, counts = np.unique(keys, return_counts=True)
+def _lookup(keys: np.ndarray, values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """A table: the value of each queried key among the sorted, distinct `keys` (0 for a key not there)."""
 
-    def count(queries: np.ndarray) -> np.ndarray:
-        where = np.searchsorted(unique, queries).clip(max=len(unique) - 1)
-        return np.where(unique[where] == queries, counts[where], 0)
+    def value(queries: np.ndarray) -> np.ndarray:
+        where = np.searchsorted(keys, queries).clip(max=max(len(keys) - 1, 0))
+        return np.where(keys[where] == queries, values[where], 0) if len(keys) else np.zeros_like(queries)
 
-    return count
+    return value
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """One order's counts, as a smoother reads them: c(h w) for every n-gram h w, and for every history h the
+    total c(h) = sum over w of c(h w) and how many w have c(h w) = 1, = 2 and >= 3 (N1, N2, N3+)."""
+
+    gram: Callable[[np.ndarray], np.ndarray]
+    total: Callable[[np.ndarray], np.ndarray]
+    once: Callable[[np.ndarray], np.ndarray]
+    twice: Callable[[np.ndarray], np.ndarray]
+    more: Callable[[np.ndarray], np.ndarray]
+    discounts: tuple[float, float, float]  # D1, D2, D3+ (modified Kneser-Ney's; unused by the others)
+
+
+def _counts(grams: np.ndarray, counts: np.ndarray, bits: int) -> _Counts:
+    """The tables of one order from its distinct n-grams (sorted keys) and their counts."""
+    histories, which = np.unique(grams >> bits, return_inverse=True)
+
+    def per_history(values: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        return _lookup(histories, np.bincount(which, weights=values, minlength=len(histories)).astype(np.int64))
+
+    of_count = [int(np.sum(counts == k)) for k in range(1, 5)]  # n1 .. n4: how many n-grams occur k times
+    return _Counts(
+        _lookup(grams, counts),
+        per_history(counts),
+        per_history(counts == 1),
+        per_history(counts == 2),
+        per_history(counts >= 3),
+        _discounts(*of_count),
+    )
+
+
+def _discounts(n1: int, n2: int, n3: int, n4: int) -> tuple[float, float, float]:
+    """Modified Kneser-Ney's three discounts from the counts of counts (Chen and Goodman 1998, eq. 26):
+    Y = n1 / (n1 + 2 n2), D1 = 1 - 2Y n2/n1, D2 = 2 - 3Y n3/n2, D3+ = 3 - 4Y n4/n3, each kept within [0, k]
+    (a tiny text can leave a count of counts at 0: that discount is then the fixed DISCOUNT)."""
+    if n1 == 0 or n1 + 2 * n2 == 0:
+        return (DISCOUNT, DISCOUNT, DISCOUNT)
+    y = n1 / (n1 + 2 * n2)
+    found = []
+    for k, (below, above) in enumerate([(n1, n2), (n2, n3), (n3, n4)], start=1):
+        d = k - (k + 1) * y * above / below if below else DISCOUNT
+        found.append(min(max(d, 0.0), float(k)))
+    return (found[0], found[1], found[2])
+
+
+def _order_counts(train: np.ndarray, n: int, bits: int, continuation: bool) -> _Counts:
+    """Order n's counts in the training text: how often each n-gram occurs, or (Kneser-Ney's continuation
+    counts) after how many different characters it occurs, N1+(. h w)."""
+    if continuation:
+        distinct = np.unique(_keys(train, n + 1, bits))  # every (n+1)-gram x h w once
+        grams, counts = np.unique(distinct & ((1 << (n * bits)) - 1), return_counts=True)  # h w, and how many x
+    else:
+        grams, counts = np.unique(_keys(train, n, bits), return_counts=True)
+    return _counts(grams, counts.astype(np.int64), bits)
+
+
+def _smoothed(
+    counts: _Counts, gram: np.ndarray, history: np.ndarray, lower: np.ndarray, modified: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(p(w | h) interpolated with the shorter history's prediction `lower`, whether h was seen at all) for the
+    n-grams `gram` = h w with histories `history` = h:
+        p(w | h) = (c(h w) - D(c(h w))) / c(h) + gamma(h) * lower,
+        gamma(h) = (D1 N1(h) + D2 N2(h) + D3+ N3+(h)) / c(h),
+    with D(0) = 0, and D(c) = DISCOUNT for every c >= 1 unless `modified`. What the discounts take off is exactly
+    what gamma hands to the shorter history, so p sums to one over w."""
+    d1, d2, d3 = counts.discounts if modified else (DISCOUNT, DISCOUNT, DISCOUNT)
+    c_hw, c_h = counts.gram(gram), counts.total(history)
+    discount = np.select([c_hw == 0, c_hw == 1, c_hw == 2], [0.0, d1, d2], default=d3)
+    gamma = d1 * counts.once(history) + d2 * counts.twice(history) + d3 * counts.more(history)
+    safe = np.maximum(c_h, 1)
+    return (c_hw - discount) / safe + gamma / safe * lower, c_h > 0
 
 
 def ngram_position_losses(
-    train_ids: torch.Tensor, windows: torch.Tensor, order: int, vocab_size: int, discount: float = DISCOUNT
+    train_ids: torch.Tensor, windows: torch.Tensor, order: int, vocab_size: int, smoothing: str = "absolute"
 ) -> torch.Tensor:
     """(context,): an n-gram model's mean loss at each position of the windows (same predictions as
     `position_losses`). Order 1 is the unigram model, order 2 the bigram, and so on.
 
-    Interpolated absolute discounting: with h the previous order - 1 characters (fewer near a window's start),
-        p(w | h) = max(c(h w) - D, 0) / c(h) + D * N(h) / c(h) * p(w | h without its first character),
-    c counting in the training text and N(h) the number of different characters seen after h; the recursion
-    ends at the uniform 1 / vocab_size, and a history never seen in training hands over to the shorter one."""
+    Interpolated smoothing, from the uniform 1 / vocab_size up: with h the previous order - 1 characters (fewer
+    near a window's start) and h' = h without its first character,
+        p(w | h) = (c(h w) - D) / c(h) + D * N(h) / c(h) * p(w | h'),
+    c counting in the training text and N(h) the number of different characters seen after h; a history never
+    seen in training hands over to the shorter one (`_smoothed` has the general form). "absolute" counts
+    occurrences at every order. Kneser-Ney ("kneser-ney", "modified-kneser-ney") counts occurrences only at the
+    highest order a prediction uses (order, or fewer where the window's start cuts the history); every shorter
+    history counts continuations instead, N1+(. h w), the number of different characters that h w follows: a
+    shorter history is consulted when the longer one has little to say, so what it should know is how many
+    contexts w appears in, not how often (Chen and Goodman 1998). "modified-kneser-ney" takes three discounts per
+    order (for counts 1, 2 and 3 or more) from the counts of counts."""
+    if smoothing not in SMOOTHERS:
+        raise ValueError(f"smoothing must be one of {', '.join(SMOOTHERS)}, not {smoothing!r}")
     bits = max(1, (vocab_size - 1).bit_length())
     if order * bits > 62:
         raise ValueError(f"order {order} does not fit in 64-bit keys with {bits} bits per character")
@@ -326,21 +411,20 @@ def ngram_position_losses(
     targets = win[:, 1:]  # (count, context): character t + 1
     prob = np.full(targets.shape, 1.0 / vocab_size)
     position = np.arange(width - 1)
+    highest = np.minimum(order, position + 2)  # the highest order each position's history allows
+    kneser_ney, modified = smoothing != "absolute", smoothing == "modified-kneser-ney"
     for n in range(1, order + 1):
-        grams = _keys(train, n, bits)
-        count_gram = _counter(grams)  # c(h w)
-        count_history = _counter(grams >> bits)  # c(h): occurrences of h followed by a character
-        count_followers = _counter(np.unique(grams) >> bits)  # N(h): different characters after h
         # the n-gram that ends at target t + 1: characters t - n + 2 .. t + 1 of the window
         usable = position >= n - 2  # a history of n - 1 characters fits in the window
         query = np.zeros(targets.shape, dtype=np.int64)
         for j in range(n):
             column = (position - n + 2 + j).clip(min=0)  # index into the window (clipped: not usable)
             query = (query << bits) | win[:, column]
-        hist = query >> bits
-        c_hw, c_h, followers = count_gram(query), count_history(hist), count_followers(hist)
-        seen = usable & (c_h > 0)
-        safe = np.maximum(c_h, 1)
-        mixed = np.maximum(c_hw - discount, 0) / safe + discount * followers / safe * prob
-        prob = np.where(seen, mixed, prob)
+        history = query >> bits
+        raw, seen = _smoothed(_order_counts(train, n, bits, False), query, history, prob, modified)
+        if kneser_ney and n < order:
+            continued, continued_seen = _smoothed(_order_counts(train, n, bits, True), query, history, prob, modified)
+            top = highest == n  # (context,): the highest order here counts occurrences, the shorter continuations
+            raw, seen = np.where(top, raw, continued), np.where(top, seen, continued_seen)
+        prob = np.where(usable & seen, raw, prob)
     return torch.tensor(-np.log(prob).mean(axis=0), dtype=torch.float32)

@@ -81,6 +81,73 @@ def baselines(corpus, windows) -> dict[int, list[float]]:
     return {n: ngram_losses(corpus.split.train, windows_text, n, corpus.vocab.size) for n in (1, 2, 5)}
 
 
+class Recount:
+    """Kneser-Ney written again from Chen and Goodman (1998, sections 3-4) with dictionaries of strings: raw counts
+    c(g) of every n-gram, continuation counts N1+(. g) (how many different characters precede g), the totals and
+    N1/N2/N3+ per history, and modified Kneser-Ney's discounts from the counts of counts."""
+
+    def __init__(self, train: str, order: int):
+        self.raw = {n: Counter(train[i : i + n] for i in range(len(train) - n + 1)) for n in range(1, order + 1)}
+        self.continued = {n: Counter(g[1:] for g in self.raw[n + 1]) for n in range(1, order)}
+
+    @staticmethod
+    def per_history(counts: Counter) -> dict[str, list[int]]:
+        """{history: [total, N1, N2, N3+]}"""
+        table: dict[str, list[int]] = {}
+        for gram, c in counts.items():
+            row = table.setdefault(gram[:-1], [0, 0, 0, 0])
+            row[0] += c
+            row[min(c, 3)] += 1
+        return table
+
+    @staticmethod
+    def discounts(counts: Counter) -> tuple[float, float, float]:
+        """Undefined where a count of counts is 0 (the unigrams: every character occurs often): the fixed D then."""
+        n = Counter(min(c, 5) for c in counts.values())
+        if n[1] == 0:
+            return (DISCOUNT,) * 3
+        y = n[1] / (n[1] + 2 * n[2])
+        return tuple(min(max(k - (k + 1) * y * n[k + 1] / n[k], 0.0), k) if n[k] else DISCOUNT for k in (1, 2, 3))
+
+    def losses(self, windows_text: list[str], order: int, vocab_size: int, modified: bool) -> list[float]:
+        tables = {}
+        for n in range(1, order + 1):
+            for kind, counts in (("raw", self.raw.get(n)), ("continued", self.continued.get(n))):
+                if counts is not None:
+                    d = self.discounts(counts) if modified else (DISCOUNT,) * 3
+                    tables[n, kind] = (counts, self.per_history(counts), d)
+        width = len(windows_text[0]) - 1
+        totals = [0.0] * width
+        for window in windows_text:
+            for t in range(width):
+                target, p = window[t + 1], 1.0 / vocab_size
+                top = min(order, t + 2)
+                for n in range(1, top + 1):
+                    counts, histories, (d1, d2, d3) = tables[n, "raw" if n == top else "continued"]
+                    history = window[t + 2 - n : t + 1]
+                    if history not in histories:
+                        continue  # never seen: the shorter history's prediction stands
+                    total, once, twice, more = histories[history]
+                    c = counts[history + target]
+                    discount = 0 if c == 0 else d1 if c == 1 else d2 if c == 2 else d3
+                    p = (c - discount) / total + (d1 * once + d2 * twice + d3 * more) / total * p
+                totals[t] -= math.log(p)
+        return [total / len(windows_text) for total in totals]
+
+
+@pytest.fixture(scope="module")
+def kneser_ney(corpus, windows) -> dict[tuple[str, int], list[float]]:
+    """{(smoothing, order): per-position losses} for Kneser-Ney at orders 5 and 6 and modified Kneser-Ney at 6
+    and 7, recounted here."""
+    recount = Recount(corpus.split.train, 7)
+    windows_text = [corpus.vocab.decode(w) for w in windows]
+    cases = [("kneser-ney", 5), ("kneser-ney", 6), ("modified-kneser-ney", 6), ("modified-kneser-ney", 7)]
+    return {
+        (smoothing, n): recount.losses(windows_text, n, corpus.vocab.size, smoothing.startswith("modified"))
+        for smoothing, n in cases
+    }
+
+
 # --- the data ------------------------------------------------------------------------------------------------
 
 
@@ -139,21 +206,41 @@ def test_course_ngram_equals_the_recount(corpus, windows, baselines, order):
     torch.testing.assert_close(course.double(), torch.tensor(baselines[order], dtype=torch.float64), rtol=0, atol=1e-5)
 
 
-def test_ngram_probabilities_sum_to_one():
-    """On a toy text: the smoothed model is a distribution over the vocabulary for every history."""
-    train = "abracadabra abracadabra"
+@pytest.mark.parametrize(
+    "case", [("kneser-ney", 5), ("kneser-ney", 6), ("modified-kneser-ney", 6), ("modified-kneser-ney", 7)]
+)
+def test_course_kneser_ney_equals_the_recount(corpus, windows, kneser_ney, case):
+    smoothing, order = case
+    course = textlm.ngram_position_losses(corpus.train_ids, windows, order, corpus.vocab.size, smoothing)
+    expected = torch.tensor(kneser_ney[case], dtype=torch.float64)
+    torch.testing.assert_close(course.double(), expected, rtol=0, atol=1e-5)
+
+
+def test_kneser_ney_is_not_absolute_discounting(corpus, windows, kneser_ney, baselines):
+    """The recount itself tells the smoothers apart: continuation counts change every order above 1."""
+    assert abs(sum(kneser_ney["kneser-ney", 5]) - sum(baselines[5])) > 1.0
+
+
+@pytest.mark.parametrize("smoothing", textlm.SMOOTHERS)
+def test_ngram_probabilities_sum_to_one(smoothing):
+    """On a toy text: the smoothed model is a distribution over the vocabulary for every history, at every order
+    and wherever the window's start cuts the history."""
+    train = "abracadabra abracadabra cabbage a bad cab"
     vocab = shakespeare.Vocabulary("".join(sorted(set(train + "z"))))
     ids = vocab.encode(train)
-    for history in ["", "a", "ab", "zz", "cad"]:
-        totals = 0.0
-        for c in vocab.chars:
-            window = vocab.encode(history + c).view(1, -1)
-            if window.shape[1] < 2:
-                continue
-            loss = textlm.ngram_position_losses(ids, window, 3, vocab.size)[-1]
-            totals += math.exp(-loss.item())
-        if history:
-            assert totals == pytest.approx(1.0, abs=1e-6), history
+    for order in (1, 2, 3, 4):
+        for history in ["a", "ab", "zz", "cad", "bra", "dabr"]:
+            totals = 0.0
+            for c in vocab.chars:
+                window = vocab.encode(history + c).view(1, -1)
+                loss = textlm.ngram_position_losses(ids, window, order, vocab.size, smoothing)[-1]
+                totals += math.exp(-loss.item())
+            assert totals == pytest.approx(1.0, abs=1e-6), (order, history)
+
+
+def test_an_unknown_smoother_is_refused(corpus, windows):
+    with pytest.raises(ValueError, match="smoothing must be one of"):
+        textlm.ngram_position_losses(corpus.train_ids, windows[:1], 2, corpus.vocab.size, "witten-bell")
 
 
 # --- the longer run --------------------------------------------------------------------------------------------
