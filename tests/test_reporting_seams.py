@@ -3,7 +3,8 @@
 - the class report: `report` renders the records `statistics` computes; statistics knows no HTML, page or figure;
 - the feedback: `feedback` decides what a student is shown and calls `feedback_page` to make it a page, which turns
   any notebook into one safe page and knows nothing of grades, results or hidden tests; `mathml` (TeX to MathML)
-  is below both.
+  is below both, and `sanitize` (the one allow-list of elements and attributes, MathML's included, which
+  `mathml` applies to every formula it writes) is below everything: it imports no other reporting module.
 
 Read from the code with `ast` (every import, lazy ones included), as tests/test_layout.py reads the layers.
 """
@@ -55,7 +56,8 @@ GRADES = {
     [
         ("statistics", PAGES | {"autograder.reporting.sanitize", "autograder.reporting.mathml", "html", "matplotlib"}),
         ("feedback_page", GRADES),
-        ("mathml", GRADES | PAGES | {"autograder.reporting.sanitize"}),
+        ("mathml", GRADES | PAGES),
+        ("sanitize", GRADES | PAGES | {"autograder.reporting.mathml", "autograder.reporting.similarity"}),
     ],
 )
 def test_the_lower_module_never_imports_the_upper(module, forbidden):
@@ -67,6 +69,7 @@ def test_the_upper_modules_do_use_the_lower():
     assert "autograder.reporting.statistics" in imports("report")
     assert "autograder.reporting.feedback_page" in imports("feedback")
     assert "autograder.reporting.mathml" in imports("feedback_page")
+    assert "autograder.reporting.sanitize" in imports("mathml")
 
 
 def test_the_check_reads_a_forbidden_import(tmp_path):
