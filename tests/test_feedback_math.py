@@ -317,3 +317,35 @@ def test_many_formulas_under_the_length_bound_stop_at_the_budget(monkeypatch):
     later_markdown = sum(c.cell_type == "markdown" for c in nb.cells[shower:])
     left = unconverted + later_markdown
     assert f"{left} Markdown cell(s), formula(s) or output(s) are shown as plain text" in _header(text), _header(text)
+
+
+# ---------------------------------------------------------------- through the CLI, as an instructor runs it
+
+
+@pytest.mark.grading
+def test_grade_and_feedback_through_the_cli_keep_the_real_score_on_top(browser, tmp_path):
+    """The case as measured: a student who did nothing adds one code cell that displays the overlay as a
+    `text/latex` output (it runs while the grader executes the notebook) and one Markdown cell with the dialog
+    class; `grade` then `feedback`, as the README says, and the page opened in Chromium."""
+    from coursetools.samples import untouched_release, write_submission
+    from helpers import run_cli
+
+    nb = untouched_release(NOTEBOOK)
+    show = (
+        "from IPython.display import display\n"
+        f"display({{'text/latex': {'$' + OVERLAY + '$'!r}, 'text/plain': 'x'}}, raw=True)"
+    )
+    nb.cells[1:1] = [nbformat.v4.new_code_cell(show), nbformat.v4.new_markdown_cell(f"${DIALOG}$")]
+    subs = tmp_path / "subs"
+    write_submission(nb, subs / "mallory" / f"{NOTEBOOK}.ipynb")
+    work, out = tmp_path / "work", tmp_path / "feedback"
+    graded = run_cli("grade", str(subs), "--workdir", str(work), "--workers", "1")
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+    written = run_cli("feedback", str(subs), "--workdir", str(work), "--out", str(out))
+    assert written.returncode == 0, written.stdout[-3000:] + written.stderr[-3000:]
+    page = out / "mallory" / f"{NOTEBOOK}.html"
+    text = page.read_text(encoding="utf-8")
+    assert FORGED.replace(" ", "\u00a0") in html.unescape(text), "the student's output is not on the page"
+    real = re.search(r'class="ag-score">Student <strong>mallory</strong>: <strong>([^<]*)</strong>', text)
+    assert real and not real.group(1).startswith("12 "), text[:3000]
+    _real_score_is_on_top(browser, page, real.group(1))
