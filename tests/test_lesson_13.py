@@ -307,6 +307,30 @@ def test_speed_sentence_follows_the_times(text):
             assert phrase.group(2), f"at L = {length} the tiles were faster ({tiles} ms against {full} ms)"
 
 
+def test_torch_verdict_follows_the_times(text):
+    """The sentence on torch's scaled_dot_product_attention says what its printed time says against the faster of
+    the two Python versions (issue 40: it once claimed "neither cost" under the slowest time of the three)."""
+    ratios = {}
+    for length in ("256", "2,048"):
+        full, tiles, fused = number(
+            text,
+            r"L = " + length + r", 4 heads: full (\S+) ms, key blocks of 128 in Python (\S+) ms, "
+            r"torch[’']s F\.scaled_dot_product_attention (\S+) ms",
+        )
+        ratios[length] = fused / min(full, tiles)
+        phrase = re.search(r"at L = " + length + r" it took (about as long|\S+ times as long)", text)
+        assert phrase, f"no sentence on torch's time at L = {length}"
+        if ratios[length] > 1.15:
+            assert "(slower)" in text[phrase.start() : phrase.start() + 120]
+    assert "with neither cost" not in text
+    if all(r < 0.85 for r in ratios.values()):
+        assert "Compiled code pays off here" in text
+    elif any(r > 1.15 for r in ratios.values()):
+        assert re.search(r"torch[’']s kernel was slower than the faster Python version", text)
+    if any(r > 1.0 for r in ratios.values()):
+        assert "Compiled code pays off here" not in text
+
+
 def test_execution_time_is_stated(text):
     wall, cpu = number(text, r"executed in (\S+) s \((\S+) s of CPU time\)")
     assert wall > 0 and cpu > 0
