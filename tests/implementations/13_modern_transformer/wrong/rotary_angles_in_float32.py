@@ -1,6 +1,6 @@
 """The angles computed in float32 whatever the dtype of x (torch.arange(...).float()): a float64 x gets angles off by about 1e-7 per radian.
 
-expect-fail: ch13_rotary_example, ch13_gqa_rotary
+expect-fail: ch13_rotary_example
 """
 # cell: ch13_apply_rotary_function
 def apply_rotary(x, offset=0, base=10000.0):

@@ -1,6 +1,6 @@
 """The exponent i / d_head instead of 2i / d_head (the pair's index, not its first feature's): the frequencies fall half as fast.
 
-expect-fail: ch13_rotary_example, ch13_gqa_rotary
+expect-fail: ch13_rotary_example
 """
 # cell: ch13_apply_rotary_function
 def apply_rotary(x, offset=0, base=10000.0):

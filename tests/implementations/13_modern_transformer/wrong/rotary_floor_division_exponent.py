@@ -1,6 +1,6 @@
 """Chapter 06's common mistake in the frequencies: the exponent written with floor division, (2i) // d_head, which is 0 for every pair, so every pair turns at 1 radian per position.
 
-expect-fail: ch13_rotary_example, ch13_gqa_rotary
+expect-fail: ch13_rotary_example
 """
 # cell: ch13_apply_rotary_function
 def apply_rotary(x, offset=0, base=10000.0):

@@ -1,6 +1,6 @@
 """Rotary embeddings in the halves layout of GPT-NeoX and Hugging Face's Llama: feature i is paired with feature i + d_head/2, not with its neighbour (the spec asks for adjacent pairs (2i, 2i+1)). The lengths of adjacent pairs are then not kept either.
 
-expect-fail: ch13_rotary_example, ch13_rotary_positions, ch13_gqa_rotary
+expect-fail: ch13_rotary_example, ch13_rotary_positions
 """
 # cell: ch13_apply_rotary_function
 def apply_rotary(x, offset=0, base=10000.0):

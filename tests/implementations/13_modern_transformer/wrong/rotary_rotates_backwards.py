@@ -1,6 +1,6 @@
 """Each pair turned the other way (the transposed rotation matrix): y_2i = x_2i cos + x_2i+1 sin.
 
-expect-fail: ch13_rotary_example, ch13_gqa_rotary
+expect-fail: ch13_rotary_example
 """
 # cell: ch13_apply_rotary_function
 def apply_rotary(x, offset=0, base=10000.0):
