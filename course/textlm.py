@@ -63,7 +63,8 @@ class LMConfig:
     seed: int = 0
 
 
-# The build's model (chapter 12 trains it while the page is built: well under a minute of one CPU thread) and
+# The build's model (chapter 12 trains it while the page is built: 200 steps, about a minute of one quiet CPU
+# thread, several minutes on a busy machine; the page prints the time it took) and
 # the longer run of tools/train_text.py (`make train-text`: half an hour), the same model read for longer.
 BUILD_RUN = LMConfig(batch_size=16, steps=200, warmup=25, lr=6e-3)  # a short run: small batches, a large step
 LONG_RUN = LMConfig(batch_size=32, warmup=100, steps=1_000_000)  # the same model; its schedule: LONG_RUN_SECONDS
@@ -267,7 +268,8 @@ def continue_text(
 ) -> str:
     """`prompt` followed by `length` characters drawn one at a time from the model (in eval mode), reading at
     most its last max_len characters. The scores are divided by `temperature`; with top_p < 1, only the most
-    probable characters are kept, the fewest whose probabilities add up to top_p or more (the nucleus)."""
+    probable characters are kept, the fewest whose probabilities add up to top_p or more (the nucleus), and every
+    character as probable as a kept one: exercise 12's rule, so that ties never depend on how a sort orders them."""
     model.eval()
     ids = vocab.encode(prompt).tolist()
     context = getattr(model, "max_len", len(ids) + length)
@@ -275,11 +277,12 @@ def continue_text(
         for _ in range(length):
             logits = model(torch.tensor([ids[-context:]]))[0, -1]  # (vocab,)
             probs = torch.softmax(logits / temperature, dim=-1)
-            ranked, order = probs.sort(descending=True)
+            ranked = probs.sort(descending=True).values
             before = ranked.cumsum(0) - ranked  # the mass of the characters ranked above each one
-            ranked[before >= top_p] = 0.0  # outside the nucleus
-            choice = torch.multinomial(ranked / ranked.sum(), 1, generator=generator)
-            ids.append(int(order[choice]))
+            crossing = int((before < top_p).sum()) - 1  # the rank of the character that reaches top_p
+            kept = probs * (probs >= ranked[crossing])  # by character id; ties with a kept one kept too
+            choice = torch.multinomial(kept / kept.sum(), 1, generator=generator)
+            ids.append(int(choice))
     return vocab.decode(ids)
 
 

@@ -294,6 +294,25 @@ def test_continue_text_top_p_keeps_the_nucleus():
     assert set(drawn) == {"a", "b"} and drawn["a"] > drawn["b"]
 
 
+def test_continue_text_keeps_characters_tied_with_a_kept_one():
+    """The rule exercise 12 grades (issue 40: continue_text split ties by the sort's order): "b" alone reaches
+    p = 0.3 and crosses it, "c" is as probable as "b", so both are drawn, and "a" and "d" never."""
+
+    class Tied(torch.nn.Module):
+        max_len = 4
+
+        def forward(self, tokens):
+            probs = torch.tensor([0.1, 0.4, 0.4, 0.1])
+            return probs.log().expand(tokens.shape[0], tokens.shape[1], 4)
+
+    vocab = shakespeare.Vocabulary("abcd")
+    for seed in range(3):
+        drawn = Counter(
+            textlm.continue_text(Tied(), vocab, "a", 300, top_p=0.3, generator=torch.Generator().manual_seed(seed))[1:]
+        )
+        assert set(drawn) == {"b", "c"}, drawn
+
+
 # --- the page --------------------------------------------------------------------------------------------------
 
 
