@@ -316,22 +316,26 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
     "12_language_model": {
         # notebook: "the targets, the same window shifted by one"; "Start `len(data) - block_size` is one too far:
         # its last target would lie past the end of the text"
-        "ch12_get_batch_windows": ("targets_not_shifted", "window_past_the_end"),
+        # rule 2: "`torch.randint(high, ...)` ... (note: `high` itself is never drawn)"
+        "ch12_get_batch_windows": ("targets_not_shifted", "window_past_the_end", "never_the_last_window"),
         # notebook: "From `generator`, and only from it ... torch's global random state is left alone"
         "ch12_get_batch_generator": ("batch_ignores_generator",),
         # notebook: "Not `len(data) // block_size`: ... the last of those would need a target after the end of the
-        # text"; "Return a Python `float` (`.item()`), not a tensor"
-        "ch12_evaluate_value": ("eval_window_past_the_end", "eval_returns_a_tensor"),
+        # text"; "Return a Python `float` (`.item()`), not a tensor"; "the mean of the batches' means is not the same
+        # number when the last batch is smaller than the others"
+        "ch12_evaluate_value": ("eval_window_past_the_end", "eval_returns_a_tensor", "eval_mean_of_batch_means"),
         # notebook: "Measure in evaluation mode (`model.eval()` ...) and without gradients (`with torch.no_grad():`
         # ...) ... **restore the mode the model was in**"
         "ch12_evaluate_modes": ("eval_no_eval_mode", "eval_no_no_grad", "eval_left_in_eval_mode"),
-        # notebook: "a loss of $L$ nats is $L / \ln 2$ bits. (Reporting nats as bits, or the other way round, is an
-        # error of 44 %.)"; "a token's bits are shared by its characters" (the formula divides by chars_per_token)
+        # notebook: "a loss of $L$ nats is $L / \ln 2$ bits. (Reporting nats as if they were bits makes a loss look
+        # 31 % smaller ...)"; "a token's bits are shared by its characters" (the formula divides by chars_per_token)
         "ch12_bits_per_character": ("bits_multiplied_by_ln2", "bits_times_chars_per_token"),
         # notebook: "up to **and including the one whose probability makes the sum reach $p$**"; "**Renormalise**:
         # every token outside the nucleus gets probability 0"; "**Token ids, not ranks.**"
+        # "**Ties**: a token exactly as probable as a token of the nucleus is in the nucleus too"
         "ch12_top_p_nucleus": (
             "top_p_excludes_the_crossing_token",
+            "top_p_ties_split",
             "top_p_not_renormalised",
             "top_p_masked_with_zero",
             "top_p_ranks_not_ids",
@@ -357,11 +361,19 @@ LESSON_WARNINGS: dict[str, dict[str, tuple[str, ...]]] = {
         "ch13_rotary_positions": ("rotary_offset_ignored",),
         # notebook: "Careful: `k.repeat(1, group, 1, 1)` makes `0, 1, 0, 1, ...`, the same shape and the wrong heads"
         "ch13_gqa_matches_multi_head": ("gqa_kv_heads_repeat",),
+        # notebook: "The constructor raises `ValueError` with a message when ... **or** `num_kv_heads` does not divide
+        # `num_heads`"
+        "ch13_gqa_structure": ("gqa_no_kv_divisibility_check",),
         # notebook: "turn the **queries and the keys** with `apply_rotary` ..., **never the values**"
         "ch13_gqa_rotary": ("gqa_rotary_on_values",),
         # notebook: "**rescale it** to $m'$, multiplying **both** $\ell$ and $a$ by $e^{m - m'}$"; "$\log \ell + m$ is
-        # the **log-sum-exp**"
-        "ch13_tiled_values": ("tiled_sum_not_rescaled", "tiled_output_not_rescaled", "tiled_lse_log_sum_only"),
+        # the **log-sum-exp**"; "Without it, $e^{s}$ overflows float32 once a score passes about 88.7"
+        "ch13_tiled_values": (
+            "tiled_sum_not_rescaled",
+            "tiled_output_not_rescaled",
+            "tiled_lse_log_sum_only",
+            "tiled_no_running_max",
+        ),
         # notebook: "never create a tensor of `(..., L_q, L_k)` elements: not the scores, not the weights, not a causal
         # mask"
         "ch13_tiled_memory": ("tiled_scores_materialised", "tiled_causal_mask_materialised"),
