@@ -26,7 +26,7 @@ help:
 	@echo "make samples       write a demo class of submissions to grading/samples"
 	@echo "make bench         train chapter 09's Transformer from scratch: seconds to 99% exact match"
 	@echo "make bench-grade   time plain nbgrader against autograder on 30 submissions"
-	@echo "make train-text    chapter 12's longer run: its language model on the plays for 25 minutes (log + checkpoint)"
+	@echo "make train-text    chapter 12's longer run: continue its language model on the plays (log + checkpoint + state)"
 	@echo "make ladder        chapter 13's ladder: each change since 2017 trained on the plays, 3 seeds (about 35 minutes)"
 	@echo "make copy-table    what pasting published code earns, per exercise, the week it opens"
 
@@ -84,9 +84,11 @@ bench: $(VENV)/.installed
 bench-grade: system-grade $(VENV)/.installed
 	$(PY) tools/bench_grade.py
 
-# Niced: it keeps one core busy for half an hour. Writes course/shakespeare_lm.txt and course/shakespeare_lm_log.txt.
+# Niced: it keeps one core busy. Continues the run of course/shakespeare_lm_state.pt (model, optimiser, batches) and
+# appends a stretch to course/shakespeare_lm_log.txt; writes course/shakespeare_lm.txt. ARGS="--minutes 60" bounds the
+# stretch; ARGS="--fresh --total-minutes 600" plans a new run (see tools/train_text.py).
 train-text: $(VENV)/.installed
-	nice -n 10 $(PY) tools/train_text.py
+	nice -n 10 $(PY) tools/train_text.py $(ARGS)
 
 # Niced, one thread, about 35 minutes on a busy 2-core machine. Writes course/ladder_log.txt (chapter 13 reads it).
 ladder: $(VENV)/.installed

@@ -23,19 +23,21 @@ characters of context are worth to each.
 
 Training reads the training text in epochs: each epoch starts at a random offset, cuts the text from
 there into consecutive chunks of `context + 1` characters and visits them in a random order, batch by
-batch (`shuffled_chunks`); each chunk gives the inputs (its first `context` characters) and the targets
+batch (`ShuffledChunks`); each chunk gives the inputs (its first `context` characters) and the targets
 (its last `context`, one further on).
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -146,20 +148,63 @@ def new_model(config: LMConfig, vocab_size: int) -> DecoderOnlyLM:
     )
 
 
-def shuffled_chunks(
-    ids: torch.Tensor, context: int, batch_size: int, generator: torch.Generator
-) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+@dataclass(frozen=True)
+class BatchPosition:
+    """Where a stream of training batches stands: the generator's state when the current epoch was drawn, and
+    the index of the next batch in that epoch. Enough to draw, after a stop, exactly the batches that would
+    have come next."""
+
+    epoch_generator_state: torch.Tensor  # torch.Generator.get_state() before the epoch's offset and order
+    next_batch: int
+
+
+class ShuffledChunks(Iterator[tuple[torch.Tensor, torch.Tensor]]):
+    """Endless batches (inputs, targets), each (batch_size, context): epochs of consecutive chunks, shuffled.
+
+    Each epoch draws an offset in 0 .. context - 1 and an order of the chunks from `generator`; `position()`
+    says where the stream stands, and `ShuffledChunks(..., position=...)` continues from there."""
+
+    def __init__(
+        self,
+        ids: torch.Tensor,
+        context: int,
+        batch_size: int,
+        generator: torch.Generator,
+        position: BatchPosition | None = None,
+    ) -> None:
+        if (len(ids) - context) // (context + 1) < batch_size:
+            raise ValueError(f"{len(ids)} characters make fewer than batch_size={batch_size} chunks of {context + 1}")
+        self.ids, self.context, self.batch_size, self.generator = ids, context, batch_size, generator
+        if position is not None:
+            generator.set_state(position.epoch_generator_state)
+        self._new_epoch()
+        if position is not None:
+            self.next_batch = position.next_batch
+
+    def _new_epoch(self) -> None:
+        self.epoch_state = self.generator.get_state()
+        offset = int(torch.randint(self.context, (), generator=self.generator))
+        count = (len(self.ids) - offset) // (self.context + 1)
+        self.chunks = self.ids[offset : offset + count * (self.context + 1)].view(count, self.context + 1)
+        self.order = torch.randperm(count, generator=self.generator)  # (count,)
+        self.next_batch = 0
+
+    def position(self) -> BatchPosition:
+        return BatchPosition(self.epoch_state.clone(), self.next_batch)
+
+    def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
+        first = self.next_batch * self.batch_size
+        if first + self.batch_size > len(self.order):  # the epoch's last, incomplete batch is skipped
+            self._new_epoch()
+            first = 0
+        batch = self.chunks[self.order[first : first + self.batch_size]]  # (batch, context + 1)
+        self.next_batch += 1
+        return batch[:, :-1], batch[:, 1:]
+
+
+def shuffled_chunks(ids: torch.Tensor, context: int, batch_size: int, generator: torch.Generator) -> ShuffledChunks:
     """Endless batches (inputs, targets), each (batch_size, context): epochs of consecutive chunks, shuffled."""
-    if (len(ids) - context) // (context + 1) < batch_size:
-        raise ValueError(f"{len(ids)} characters make fewer than batch_size={batch_size} chunks of {context + 1}")
-    while True:
-        offset = int(torch.randint(context, (), generator=generator))
-        count = (len(ids) - offset) // (context + 1)
-        chunks = ids[offset : offset + count * (context + 1)].view(count, context + 1)  # (count, context + 1)
-        order = torch.randperm(count, generator=generator)
-        for first in range(0, count - batch_size + 1, batch_size):
-            batch = chunks[order[first : first + batch_size]]  # (batch, context + 1)
-            yield batch[:, :-1], batch[:, 1:]
+    return ShuffledChunks(ids, context, batch_size, generator)
 
 
 def validation_windows(ids: torch.Tensor, context: int, count: int) -> torch.Tensor:
@@ -189,6 +234,43 @@ def _learning_rate(config: LMConfig, step: int, progress: float) -> float:
     return config.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+@dataclass
+class TrainingState:
+    """Everything a run needs to continue where it stopped, with the batches and the learning rates it would
+    have had: the step, the training seconds spent (all stretches together), the weights and AdamW's moments
+    in full precision, and the position in the stream of batches. `fit` gives it at the end of every call
+    (`on_state`) and continues from one (`resume`). Saved with torch.save; `load` reads it back with
+    `weights_only=True`, which unpickles tensors and plain containers only."""
+
+    step: int
+    spent: float
+    model: dict[str, torch.Tensor]
+    optimiser: dict[str, Any]
+    batches: BatchPosition
+
+    def save(self, path: str | Path) -> None:
+        """Written to a temporary file and renamed, so a run killed while saving leaves the previous state."""
+        path = Path(path)
+        partial = path.with_name(path.name + ".partial")
+        position = {"epoch_generator_state": self.batches.epoch_generator_state, "next_batch": self.batches.next_batch}
+        torch.save(
+            {
+                "step": self.step,
+                "spent": self.spent,
+                "model": self.model,
+                "optimiser": self.optimiser,
+                "batches": position,
+            },
+            partial,
+        )
+        partial.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrainingState:
+        raw = torch.load(path, weights_only=True)
+        return cls(raw["step"], raw["spent"], raw["model"], raw["optimiser"], BatchPosition(**raw["batches"]))
+
+
 def fit(
     model: torch.nn.Module,
     train_ids: torch.Tensor,
@@ -197,14 +279,24 @@ def fit(
     every: int = 50,
     on_row: Callable[[LogRow], None] | None = None,
     seconds: float | None = None,
+    resume: TrainingState | None = None,
+    stop_after: float | None = None,
+    stop_at_step: int | None = None,
+    on_state: Callable[[TrainingState], None] | None = None,
 ) -> list[LogRow]:
     """Train `model` with AdamW (warm-up, cosine decay) for config.steps steps or, given `seconds`, for that
     many seconds of training (the schedule then follows the time spent: a budget in time fits any machine),
     measuring the validation loss on `windows` before the first step, every `every` steps and after the
     last. Returns the measurements; `on_row` is called with each as it is made. Training seconds exclude
-    the measurements."""
+    the measurements.
+
+    A long run can be trained in stretches: `stop_after` (training seconds, all stretches together) or
+    `stop_at_step` ends this call before the schedule does, `on_state` receives the TrainingState at every
+    measurement (the last one included), and a later call with `resume=` that state (and the same model, data
+    and configuration) continues as if it had not stopped. Only the first stretch measures step 0."""
     generator = torch.Generator().manual_seed(config.seed)
-    batches = shuffled_chunks(train_ids, config.context, config.batch_size, generator)
+    position = resume.batches if resume is not None else None
+    batches = ShuffledChunks(train_ids, config.context, config.batch_size, generator, position)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     optimiser = torch.optim.AdamW(
@@ -212,25 +304,36 @@ def fit(
         lr=config.lr,
         betas=(0.9, 0.99),
     )
+    step, spent = 0, 0.0
+    if resume is not None:
+        model.load_state_dict(resume.model)
+        optimiser.load_state_dict(resume.optimiser)
+        step, spent = resume.step, resume.spent
     log: list[LogRow] = []
-    spent, running, counted = 0.0, 0.0, 0
+    running, counted = 0.0, 0
 
-    def measure(step: int) -> None:
+    def state() -> TrainingState:
+        weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        return TrainingState(step, spent, weights, copy.deepcopy(optimiser.state_dict()), batches.position())
+
+    def measure() -> None:
         model.eval()
         validation = position_losses(model, windows).mean().item()
         model.train()
         train = running / counted if counted else float("nan")
         row = LogRow(step, round(spent, 3), step * config.batch_size * config.context, train, validation)
+        if on_state is not None:  # the state first: a log row never runs ahead of a saved state
+            on_state(state())
         log.append(row)
         if on_row is not None:
             on_row(row)
 
-    measure(0)
+    if resume is None:
+        measure()
     model.train()
-    step = 0
     while True:
         progress = spent / seconds if seconds is not None else step / config.steps
-        if progress >= 1.0:
+        if progress >= 1.0 or (stop_after is not None and spent >= stop_after) or step == stop_at_step:
             break
         started = time.perf_counter()
         for group in optimiser.param_groups:
@@ -246,10 +349,10 @@ def fit(
         running, counted = running + loss.item(), counted + 1
         step += 1
         if step % every == 0:
-            measure(step)
+            measure()
             running, counted = 0.0, 0
-    if log[-1].step != step:
-        measure(step)
+    if not log or log[-1].step != step:
+        measure()
     model.eval()
     return log
 
