@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 
 import pytest
 
@@ -39,6 +40,11 @@ def demo(tmp_path_factory):
 def test_grade_shows_progress_and_a_summary(demo):
     _, _, _, out = demo
     assert "[1/6]" in out and "[6/6]" in out
+    # issue 37: what was found is said before the first result, and the rest's time once three are done
+    found = re.search(r"Found (\d+) notebook file\(s\) from (\d+) of (\d+) student\(s\)", out)
+    assert found and out.index(found.group(0)) < out.index("[1/6]"), out
+    assert int(found.group(3)) == 6, found.group(0)
+    assert re.search(r"\[3/6\].*\[about \d+", out) and not re.search(r"\[6/6\].*\[about", out), out
     summary = out.split("Summary", 1)[1]
     assert "ada" in summary and "all tests passed" in summary
     assert "the submitted file is empty" in summary

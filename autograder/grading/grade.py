@@ -246,6 +246,7 @@ def _grade_run(submissions: Path | IntakeState, options: Options, runner: GradeJ
         found = [s for s in found if s.student in options.students]
     if not any(sub.path is not None for sub in found):
         raise NothingDone(_nothing_to_grade(intake, found))
+    say(out, found_line(found, names))
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
 
@@ -256,7 +257,9 @@ def _grade_run(submissions: Path | IntakeState, options: Options, runner: GradeJ
     if runner is execute_submission and not options.scheduler and found:
         # the warm processes start importing torch now, while this one reads the gradebook and the records
         if options.sandboxed and fork_servers_enabled():
-            start_servers(min(options.workers, len(found)), options.limits)
+            servers = min(options.workers, len(found))
+            say(out, f"Starting {servers} warm sandbox(es); the first result comes once they have imported torch ...")
+            start_servers(servers, options.limits)
         shared_judge().start_soon()
     try:
         return _grade(found, sources, source_sha, intake, options, runner, out)
@@ -306,10 +309,12 @@ def _grade(
         say(out, *work.warnings)
         pool = _open_pool_and_announce(work, len(submissions), options, out)
         width = _name_width(submissions)
+        grading_started = time.monotonic()
         try:
             for done, result in enumerate(pool.run(work.todo, runner, options.retries), 1):
                 _record_finished(result, work, options.lateness, writer, out)
-                say(out, _progress_line(done, len(work.todo), width, result))
+                left = eta(time.monotonic() - grading_started, done, len(work.todo))
+                say(out, _progress_line(done, len(work.todo), width, result) + (f"  [{left}]" if left else ""))
         finally:
             pool.close()
     ordered = [work.results[key_of(sub)] for sub in submissions]
@@ -412,6 +417,30 @@ def _progress_line(done: int, total: int, width: int, result: Result) -> str:
         f"[{done:>{len(str(total))}}/{total}] {result.student:<{width}} {result.notebook:<28} "
         f"{status:>7}  {result.seconds:5.1f}s{extra}"
     )
+
+
+def found_line(found: list[Submission], names: list[str]) -> str:
+    """What the intake holds, said before anything slow starts: an instructor checks it against the class."""
+    files = [sub for sub in found if sub.path is not None]
+    students = len({sub.student for sub in found})
+    line = (
+        f"Found {len(files)} notebook file(s) from {len({sub.student for sub in files})} of {students} student(s), "
+        f"for {', '.join(names)}"
+    )
+    missing = len(found) - len(files)
+    if missing:
+        line += f"; {missing} notebook(s) not handed in (scored 0, the reason in the summary)"
+    return line
+
+
+def eta(elapsed: float, done: int, total: int, at_least: int = 3) -> str:
+    """About how long the rest takes, at the rate so far (workers in parallel included), once `at_least`
+    submissions are done: a rate from one or two is mostly the warm-up. "" before that and at the end."""
+    if done < at_least or done >= total:
+        return ""
+    seconds = round(elapsed / done * (total - done))
+    minutes, rest = divmod(seconds, 60)
+    return f"about {minutes} min {rest:02d} s left" if minutes else f"about {rest} s left"
 
 
 def _name_width(rows: list[Submission] | list[Result]) -> int:
