@@ -188,7 +188,7 @@ def _grade(args: argparse.Namespace) -> int:
 def _feedback(args: argparse.Namespace) -> int:
     from autograder.reporting.feedback import write_feedback
 
-    written = write_feedback(args.submissions, args.out, args.workdir)
+    written = write_feedback(args.submissions, args.out, args.workdir, out=sys.stdout)
     print(f"Wrote {len(written)} feedback file(s) under {args.out}")
     if not written:
         raise NothingDone(f"no feedback page written: the work dir {args.workdir} holds no graded submission")

@@ -83,6 +83,8 @@ def after_grading(source: Path | None, work: Path, root: Path, *export_extra: st
     pages = sorted(p.relative_to(feedback).as_posix() for p in feedback.rglob("*.html"))
     assert pages == sorted(f"{s}/{NOTEBOOK}.html" for s in graded), said.stdout + said.stderr
     assert f"Wrote {len(graded)} feedback file(s)" in said.stdout and "not graded yet" not in said.stderr
+    progress = [line for line in said.stdout.splitlines() if line.startswith("[")]  # issue 37: one line a page
+    assert len(progress) == len(graded) and all(line.endswith(".html") for line in progress), said.stdout
     out_csv = root / "grades.csv"
     cli_ok("export", "--workdir", str(work), "--out", str(out_csv), *export_extra)
     with out_csv.open(newline="", encoding="utf-8") as handle:

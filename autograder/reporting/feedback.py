@@ -23,6 +23,7 @@ import html
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import nbformat
 from nbformat import NotebookNode
@@ -246,9 +247,11 @@ def write_feedback(
     out_dir: Path,
     workdir: Path = config.DEFAULT_WORKDIR,
     solutions_dir: Path | None = None,
+    out: TextIO | None = None,
 ) -> list[Path]:
     """Write out_dir/<student>/<notebook>.html for every graded submission of the intake `grade` laid out in the
-    work dir (`submissions`, when given, must be the input `grade` was given: it is not laid out again)."""
+    work dir (`submissions`, when given, must be the input `grade` was given: it is not laid out again). With
+    `out`, one `[i/N]` line per page as it is written: a class of 300 takes minutes."""
     released_names = notebook_names(solutions_dir)
     intake = load(workdir)
     if intake is None:
@@ -256,7 +259,8 @@ def write_feedback(
     intake.check_input(submissions, "feedback")
     written = []
     sources = {}
-    for sub in collect(intake, notebooks_present(intake, released_names)):
+    found = collect(intake, notebooks_present(intake, released_names))
+    for done, sub in enumerate(found, 1):
         result = load_result(workdir, sub.student, sub.notebook)
         if result is None:
             print(
@@ -283,4 +287,6 @@ def write_feedback(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(html_text, encoding="utf-8")
         written.append(target)
+        if out is not None:
+            print(f"[{done:>{len(str(len(found)))}}/{len(found)}] {target}", file=out, flush=True)
     return written
