@@ -172,6 +172,7 @@ def _grade(args: argparse.Namespace) -> int:
         roster=args.roster,
         students=args.student or None,
         scheduler=args.scheduler,
+        dry_run=args.dry_run,
     )
     # one run at a time writes a work dir, and a work dir is one class: both settled before the intake touches it
     with workdir_lock(args.workdir):
@@ -179,6 +180,8 @@ def _grade(args: argparse.Namespace) -> int:
         # laid out once, and recorded in the work dir: grade, verify, feedback and export read this one intake
         intake = prepare(args.submissions, args.workdir, notebook_names(), args.roster, sys.stdout)
         results = grade(intake, options)
+        if args.dry_run:
+            return 0
         checked = verify(intake, options, args.verify, args.verify_seed) if args.verify else []
     if any(r.internal_error for r in results):
         return 1
@@ -345,6 +348,12 @@ def _add_grade(subparsers: Subcommands) -> None:
         "the one graded in the work dir (the same input again resumes)",
     )
     p.add_argument("--notebook", action="append", help="grade only this notebook (repeatable; default: those found)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="lay the input out and print who handed in what, which file counts, what is refused, late or already "
+        "graded, and run nothing",
+    )
     p.add_argument(
         "--student",
         action="append",

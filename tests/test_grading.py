@@ -37,6 +37,28 @@ def demo(tmp_path_factory):
     return root, subs, work, graded.stdout
 
 
+def test_a_dry_run_over_the_graded_class_would_skip_it_all_and_changes_nothing(demo):
+    """Issue 37: `grade --dry-run` says what is already graded and unchanged, and writes nothing."""
+    _, subs, work, _ = demo
+    before = {
+        p: p.read_bytes()
+        for p in sorted(work.rglob("*"))
+        if p.is_file() and "intake" not in p.parts and p.name != ".grade.lock"
+    }
+    done = run_cli("grade", str(subs), "--workdir", str(work), "--dry-run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Dry run: 0 would be graded, 6 already graded and unchanged" in done.stdout, done.stdout
+    assert done.stdout.count("skip: graded, unchanged") == 6
+    after = {
+        p: p.read_bytes()
+        for p in sorted(work.rglob("*"))
+        if p.is_file() and "intake" not in p.parts and p.name != ".grade.lock"
+    }
+    assert after == before, "a dry run changed the work dir"
+    forced = run_cli("grade", str(subs), "--workdir", str(work), "--dry-run", "--force", "--student", "ada")
+    assert "Dry run: 1 would be graded" in forced.stdout and "--force grades it again" in forced.stdout, forced.stdout
+
+
 def test_grade_shows_progress_and_a_summary(demo):
     _, _, _, out = demo
     assert "[1/6]" in out and "[6/6]" in out

@@ -32,6 +32,6 @@ def test_found_line_counts_files_students_and_what_is_missing():
     line = found_line(found, ["02_dot_product_attention", "03_masked_attention"])
     assert line == (
         "Found 3 notebook file(s) from 2 of 3 student(s), for 02_dot_product_attention, 03_masked_attention; "
-        "3 notebook(s) not handed in (scored 0, the reason in the summary)"
+        "3 notebook(s) not handed in (scored 0, with the reason)"
     )
     assert "not handed in" not in found_line(found[:2], ["02_dot_product_attention", "03_masked_attention"])

@@ -34,6 +34,7 @@ from typing import TextIO
 
 from autograder import config
 from autograder.errors import InputError, NothingDone, UsageError
+from autograder.grading import dry_run
 from autograder.grading.execute import execute_submission, file_sha256
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
@@ -66,6 +67,7 @@ class Options:
     roster: Path | None = None  # --roster CSV: LMS ids -> student names; who submitted nothing
     students: list[str] | None = None  # --student: grade only these (with force: regrade one student, nothing else)
     scheduler: str | None = None  # --scheduler: a Dask scheduler address, or local:N (autograder/grading/pools.py)
+    dry_run: bool = False  # --dry-run: lay the input out, print what would be done (grading/dry_run.py), run nothing
 
 
 Key = tuple[str, str]  # (student, notebook): one submission, one result
@@ -249,6 +251,9 @@ def _grade_run(submissions: Path | IntakeState, options: Options, runner: GradeJ
     say(out, found_line(found, names))
     sources = {name: source_notebook(name, options.solutions_dir) for name in names}
     source_sha = {name: file_sha256(path) for name, path in sources.items()}
+    if options.dry_run:
+        _dry_run(found, source_sha, options, out)
+        return []
 
     if options.sandboxed:
         check_available()  # refuse now, with how to fix it, rather than fail 300 times
@@ -265,6 +270,43 @@ def _grade_run(submissions: Path | IntakeState, options: Options, runner: GradeJ
         return _grade(found, sources, source_sha, intake, options, runner, out)
     finally:
         shutdown_servers()  # the warm sandboxes of this run end with it
+
+
+def _dry_run(found: list[Submission], source_sha: dict[str, str], options: Options, out: TextIO) -> None:
+    """Print what `grade` would do with each submission, deciding it exactly as `_split` and `_with_late` do, and
+    write nothing: no sandbox, no gradebook, no result file."""
+    planned, warnings = [], []
+    for sub in found:
+        stored = load_result(options.workdir, sub.student, sub.notebook)
+        current = stored is not None and _is_current(stored, sub, source_sha[sub.notebook])
+        notes = [sub.note]
+        if sub.path is None:
+            action, notes = dry_run.MISSING, [dry_run.shorten(sub.problem or "no file"), *notes]
+        elif current and not options.force:
+            action = dry_run.SKIP
+        else:
+            action = dry_run.GRADE if sub.problem is None else dry_run.ZERO
+            notes = [dry_run.shorten(sub.problem or ""), *notes]
+            if current:
+                notes.append("graded before, unchanged: --force grades it again")
+        note = "; ".join(n for n in notes if n)
+        late = ""
+        if options.lateness is not None and sub.path is not None:
+            kept = stored.late if stored is not None and stored.submission_sha256 == sub.sha256 else None
+            record, notes = options.lateness.assess(
+                sub.student, sub.notebook, sub.path, 0.0, kept, sub.lms_late, sub.lms_time, sub.lms_time_source
+            )
+            warnings += notes
+            late = f"{record.late_days} day(s), -{record.penalty:.0%}" if record.late_days else "on time"
+        file = sub.path.name if sub.path is not None else ""
+        planned.append(dry_run.Planned(sub.student, sub.notebook, file, action, late, note))
+    say(out, *dry_run.table(planned, options.lateness is not None), "", *warnings)
+    if options.sandboxed:
+        try:
+            check_available()
+        except UsageError as exc:  # the real run would stop before its first submission: say so now
+            say(out, f"warning: a real run would stop here: {exc}")
+    say(out, dry_run.summary(planned))
 
 
 def _nothing_to_grade(intake: IntakeState, found: list[Submission]) -> str:
@@ -429,7 +471,7 @@ def found_line(found: list[Submission], names: list[str]) -> str:
     )
     missing = len(found) - len(files)
     if missing:
-        line += f"; {missing} notebook(s) not handed in (scored 0, the reason in the summary)"
+        line += f"; {missing} notebook(s) not handed in (scored 0, with the reason)"
     return line
 
 
