@@ -191,7 +191,7 @@ def _grade(args: argparse.Namespace) -> int:
 def _feedback(args: argparse.Namespace) -> int:
     from autograder.reporting.feedback import write_feedback
 
-    written = write_feedback(args.submissions, args.out, args.workdir, out=sys.stdout)
+    written = write_feedback(args.submissions, args.out, args.workdir, out=sys.stdout, db_url=args.db)
     print(f"Wrote {len(written)} feedback file(s) under {args.out}")
     if not written:
         raise NothingDone(f"no feedback page written: the work dir {args.workdir} holds no graded submission")
@@ -268,7 +268,7 @@ def _report(args: argparse.Namespace) -> int:
     from autograder.reporting.report import write_report
 
     started = time.monotonic()
-    written = write_report(args.out, args.workdir)
+    written = write_report(args.out, args.workdir, db_url=args.db)
     for path in written:
         print(f"wrote {path}")
     print(f"Wrote {len(written)} report page(s) under {args.out} in {time.monotonic() - started:.1f} s")
@@ -419,6 +419,7 @@ def _add_feedback(subparsers: Subcommands) -> None:
     )
     _with_out(p)
     _with_workdir(p)
+    _with_db(p)
     p.set_defaults(func=_feedback)
 
 
@@ -468,6 +469,7 @@ def _add_report(subparsers: Subcommands) -> None:
     p = subparsers.add_parser("report", help="write DIR/<notebook>.html: the class report (no grading again)")
     _with_out(p)
     _with_workdir(p)
+    _with_db(p)
     p.set_defaults(func=_report)
 
 

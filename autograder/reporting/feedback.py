@@ -51,6 +51,7 @@ from autograder.reporting.feedback_page import (
     student_output,
     text_of,
 )
+from autograder.reporting.final import hand_changes, with_changes
 from autograder.reporting.redact import redact
 from autograder.store.gradebook import executed_path, load_result
 
@@ -101,7 +102,7 @@ def header_cell(result: Result, cuts: Cuts | None = None) -> NotebookNode:
         parts.append("<ul>" + "".join(f"<li>{e(note)}</li>" for note in result.repairs) + "</ul>")
     rows = []
     for cell in result.cells:
-        outcome = "passed" if cell.passed else e(cell.message or "failed")
+        outcome = e(cell.message) if cell.message else ("passed" if cell.passed else "failed")
         rows.append(
             f"<tr><td><code>{e(cell.grade_id)}</code></td><td>{cell.points:g} / {cell.max_points:g}</td>"
             f"<td>{outcome}</td></tr>"
@@ -200,7 +201,9 @@ def feedback_notebook(
             if outcome is None:
                 line = "not graded"
             elif outcome.passed:
-                line = f"PASSED ({outcome.points:g}/{outcome.max_points:g})"
+                line = f"PASSED ({outcome.points:g}/{outcome.max_points:g})" + (
+                    f": {outcome.message}" if outcome.message else ""
+                )
             else:
                 line = f"FAILED ({outcome.points:g}/{outcome.max_points:g}): {outcome.message}"
             new.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
@@ -248,10 +251,12 @@ def write_feedback(
     workdir: Path = config.DEFAULT_WORKDIR,
     solutions_dir: Path | None = None,
     out: TextIO | None = None,
+    db_url: str | None = None,
 ) -> list[Path]:
     """Write out_dir/<student>/<notebook>.html for every graded submission of the intake `grade` laid out in the
     work dir (`submissions`, when given, must be the input `grade` was given: it is not laid out again). With
-    `out`, one `[i/N]` line per page as it is written: a class of 300 takes minutes."""
+    `out`, one `[i/N]` line per page as it is written: a class of 300 takes minutes. The points are the final
+    ones, the gradebook's changes by hand included (`reporting.final`), as the export and the report show them."""
     released_names = notebook_names(solutions_dir)
     intake = load(workdir)
     if intake is None:
@@ -260,6 +265,7 @@ def write_feedback(
     written = []
     sources = {}
     found = collect(intake, notebooks_present(intake, released_names))
+    changes = hand_changes(workdir, db_url)
     for done, sub in enumerate(found, 1):
         result = load_result(workdir, sub.student, sub.notebook)
         if result is None:
@@ -280,6 +286,7 @@ def write_feedback(
                 file=sys.stderr,
             )
             continue
+        result = with_changes(result, changes)
         exe_path = executed_path(workdir, sub.student, sub.notebook)
         executed = read(exe_path) if sub.problem is None and exe_path.exists() else None
         html_text = render_html(feedback_notebook(result, executed, source, released), trusted_header=True)

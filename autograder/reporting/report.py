@@ -30,6 +30,7 @@ from autograder import config
 from autograder.errors import MissingInput
 from autograder.model.records import Result
 from autograder.reporting import similarity
+from autograder.reporting.final import hand_changes, with_changes
 from autograder.reporting.statistics import (
     CellRate,
     ClassStatistics,
@@ -408,10 +409,15 @@ def notebook_page(notebook: str, results: list[Result], workdir: Path, solutions
 
 
 def write_report(
-    out_dir: Path, workdir: Path = config.DEFAULT_WORKDIR, solutions_dir: Path | None = None
+    out_dir: Path,
+    workdir: Path = config.DEFAULT_WORKDIR,
+    solutions_dir: Path | None = None,
+    db_url: str | None = None,
 ) -> list[Path]:
-    """Write out_dir/<notebook>.html for every notebook with results in the work dir."""
-    results = load_results(workdir)
+    """Write out_dir/<notebook>.html for every notebook with results in the work dir, with the final points (the
+    gradebook's changes by hand included, `reporting.final`), as the export and feedback show them."""
+    changes = hand_changes(workdir, db_url)
+    results = [with_changes(result, changes) for result in load_results(workdir)]
     if not results:
         raise MissingInput(f"no results in {Path(workdir) / config.RESULTS_DIR}: run `autograder grade` first")
     by_notebook: dict[str, list[Result]] = defaultdict(list)
