@@ -475,6 +475,13 @@ def test_the_speaker_name_is_set_against_even_attention_over_a_name(text):
     and less than all of it."""
     one, name = number(text, r"about (\S+) on any one of them, and about (\S+) on a speaker[’']s name")
     assert one < name < 1
+    (best,) = number(text, r"the most weight on the speaker[’']s name is \S+ \((\S+)\)")
+    if best > name + 0.015:  # the page decides on unrounded values within 0.01; these are rounded to 0.01
+        assert re.search(r"\(\S+\), \S+ times what even attention would put there", text)
+    elif best < name - 0.015:
+        assert "less than even attention would put there: no head looks for the speaker" in text
+    elif abs(best - name) < 0.005:
+        assert "about what even attention would put there" in text
 
 
 def test_leak_shares_recomputed(text, corpus):
