@@ -268,9 +268,7 @@ def _report(args: argparse.Namespace) -> int:
     from autograder.reporting.report import write_report
 
     started = time.monotonic()
-    written = write_report(args.out, args.workdir, db_url=args.db)
-    for path in written:
-        print(f"wrote {path}")
+    written = write_report(args.out, args.workdir, db_url=args.db, out=sys.stdout)
     print(f"Wrote {len(written)} report page(s) under {args.out} in {time.monotonic() - started:.1f} s")
     return 0
 

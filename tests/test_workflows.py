@@ -93,7 +93,8 @@ def after_grading(source: Path | None, work: Path, root: Path, *export_extra: st
     for student, result in graded.items():
         assert float(rows[student]["score"]) == result.score, student
     report = root / "report"
-    cli_ok("report", "--workdir", str(work), "--out", str(report))
+    said = cli_ok("report", "--workdir", str(work), "--out", str(report))
+    assert f"[1/1] {report / f'{NOTEBOOK}.html'} ({len(graded)} submission(s))" in said.stdout, said.stdout
     page = (report / f"{NOTEBOOK}.html").read_text(encoding="utf-8")
     assert f"<p>{len(graded)} submission(s), mean " in page
     reasons = page.split("<h2>Submissions not graded normally</h2>", 1)[1].split("<h2>", 1)[0]

@@ -25,6 +25,7 @@ import io
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import TextIO
 
 from autograder import config
 from autograder.errors import MissingInput
@@ -413,9 +414,11 @@ def write_report(
     workdir: Path = config.DEFAULT_WORKDIR,
     solutions_dir: Path | None = None,
     db_url: str | None = None,
+    out: TextIO | None = None,
 ) -> list[Path]:
     """Write out_dir/<notebook>.html for every notebook with results in the work dir, with the final points (the
-    gradebook's changes by hand included, `reporting.final`), as the export and feedback show them."""
+    gradebook's changes by hand included, `reporting.final`), as the export and feedback show them. With `out`,
+    one `[i/N]` line per page as it is written (a page reads every submission's executed notebook)."""
     changes = hand_changes(workdir, db_url)
     results = [with_changes(result, changes) for result in load_results(workdir)]
     if not results:
@@ -424,8 +427,10 @@ def write_report(
     for r in results:
         by_notebook[r.notebook].append(r)
     written = []
-    for notebook, rows in sorted(by_notebook.items()):
+    for done, (notebook, rows) in enumerate(sorted(by_notebook.items()), 1):
         target = Path(out_dir) / f"{notebook}.html"
         atomic_write(target, notebook_page(notebook, rows, Path(workdir), solutions_dir))
         written.append(target)
+        if out is not None:
+            print(f"[{done}/{len(by_notebook)}] {target} ({len(rows)} submission(s))", file=out, flush=True)
     return written
