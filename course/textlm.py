@@ -202,11 +202,6 @@ class ShuffledChunks(Iterator[tuple[torch.Tensor, torch.Tensor]]):
         return batch[:, :-1], batch[:, 1:]
 
 
-def shuffled_chunks(ids: torch.Tensor, context: int, batch_size: int, generator: torch.Generator) -> ShuffledChunks:
-    """Endless batches (inputs, targets), each (batch_size, context): epochs of consecutive chunks, shuffled."""
-    return ShuffledChunks(ids, context, batch_size, generator)
-
-
 def validation_windows(ids: torch.Tensor, context: int, count: int) -> torch.Tensor:
     """(count, context + 1): `count` windows evenly spaced over `ids`, the first at 0, the last at the end."""
     starts = torch.linspace(0, len(ids) - context - 1, count).long()  # (count,)

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     resume = None
     if args.fresh:
         header = {"config": asdict(config), "training_seconds": args.total_minutes * 60} | machine()
-        lines = [json.dumps(header)]
+        lines = []  # the header is written once the model's parameters are counted
     elif args.state.exists():
         resume = textlm.TrainingState.load(args.state)
         lines = log_lines_up_to(args.log, resume.step)

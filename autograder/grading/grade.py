@@ -43,7 +43,7 @@ from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeState, IntakeStateError, load
 from autograder.intake.uploads import prepare
 from autograder.model.notebooks import notebook_names, read, source_notebook
-from autograder.model.records import Job, Result, Submission
+from autograder.model.records import Job, LateRecord, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers
 from autograder.sandbox.forkserver import fork_servers_enabled, start_servers
 from autograder.store.gradebook import Writer, load_result, load_results
@@ -98,12 +98,17 @@ def _is_current(result: Result, sub: Submission, source_sha: str) -> bool:
     )
 
 
+def _kept_late(previous: Result | None, sub: Submission) -> LateRecord | None:
+    """The lateness an earlier grading of the same file recorded: its submission time stands."""
+    return previous.late if previous is not None and previous.submission_sha256 == sub.sha256 else None
+
+
 def _with_late(
     result: Result, sub: Submission, previous: Result | None, lateness: Lateness | None, warnings: list[str]
 ) -> Result:
     """Set result.late. The submission time of an earlier grading of the same file is kept,
     so grading again (even without --deadline) gives the same penalty."""
-    kept = previous.late if previous is not None and previous.submission_sha256 == sub.sha256 else None
+    kept = _kept_late(previous, sub)
     if lateness is not None:
         result.late, notes = lateness.assess(
             sub.student, sub.notebook, sub.path, result.score, kept, sub.lms_late, sub.lms_time, sub.lms_time_source
@@ -292,11 +297,17 @@ def _dry_run(found: list[Submission], source_sha: dict[str, str], options: Optio
         note = "; ".join(n for n in notes if n)
         late = ""
         if options.lateness is not None and sub.path is not None:
-            kept = stored.late if stored is not None and stored.submission_sha256 == sub.sha256 else None
-            record, notes = options.lateness.assess(
-                sub.student, sub.notebook, sub.path, 0.0, kept, sub.lms_late, sub.lms_time, sub.lms_time_source
+            record, late_warnings = options.lateness.assess(
+                sub.student,
+                sub.notebook,
+                sub.path,
+                0.0,
+                _kept_late(stored, sub),
+                sub.lms_late,
+                sub.lms_time,
+                sub.lms_time_source,
             )
-            warnings += notes
+            warnings += late_warnings
             late = f"{record.late_days} day(s), -{record.penalty:.0%}" if record.late_days else "on time"
         file = sub.path.name if sub.path is not None else ""
         planned.append(dry_run.Planned(sub.student, sub.notebook, file, action, late, note))

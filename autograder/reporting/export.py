@@ -22,7 +22,7 @@ from autograder.model.notebooks import max_points, notebook_names, read, secret_
 from autograder.model.records import Result
 from autograder.reporting import similarity
 from autograder.reporting.sanitize import csv_row
-from autograder.store.gradebook import atomic_write, load_results, open_gradebook
+from autograder.store.gradebook import atomic_write, load_results, missing_sqlite_file, open_gradebook
 
 FIXED_COLUMNS = ["student", "notebook", "score", "max_score"]
 # Only when `grade` was given a deadline: the raw score stays in `score`.
@@ -58,8 +58,9 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
     columns: list[str] = []
     out: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
-    if db.startswith("sqlite:///") and not Path(db[len("sqlite:///") :]).exists():
-        raise MissingInput(f"no gradebook at {db[len('sqlite:///') :]}: run `autograder grade` first")
+    missing = missing_sqlite_file(db)
+    if missing is not None:
+        raise MissingInput(f"no gradebook at {missing}: run `autograder grade` first")
     known = notebook_names()
     with open_gradebook(db) as gb:
         assignments = sorted(

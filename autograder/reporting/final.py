@@ -18,7 +18,7 @@ from pathlib import Path
 from autograder import config
 from autograder.grading.late import final_score
 from autograder.model.records import CellResult, Result
-from autograder.store.gradebook import open_gradebook
+from autograder.store.gradebook import missing_sqlite_file, open_gradebook
 
 Key = tuple[str, str]  # (student, notebook)
 
@@ -37,7 +37,7 @@ def hand_changes(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = No
     from nbgrader.api import Grade
 
     url = config.gradebook_url(workdir, db_url)
-    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).exists():
+    if missing_sqlite_file(url) is not None:
         return {}
     changes: dict[Key, dict[str, HandChange]] = {}
     with open_gradebook(url) as gb:

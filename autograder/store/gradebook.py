@@ -102,6 +102,15 @@ def _commit_without_waiting_for_the_disk(engine) -> None:
     engine.dispose()  # the connections opened so far (nbgrader's checks) are replaced by ones with the pragmas
 
 
+def missing_sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite gradebook URL when that file does not exist (nothing was graded there yet); None
+    when it exists or the URL names another database. Opening a missing file would create an empty gradebook."""
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and not Path(url[len(prefix) :]).exists():
+        return Path(url[len(prefix) :])
+    return None
+
+
 def open_gradebook(url: str):
     """nbgrader's Gradebook at `url` (SQLite file or any SQLAlchemy URL, e.g. PostgreSQL); when it cannot be
     opened, `Unreachable` naming the database (password hidden) and what went wrong (`InputError` for no URL)."""
