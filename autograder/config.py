@@ -116,7 +116,3 @@ def gradebook_url(workdir: Path, db_url: str | None = None) -> str:
     if db_url:
         return db_url
     return f"sqlite:///{(Path(workdir) / GRADEBOOK_FILE).resolve()}"
-
-
-# Wrong and correct implementations of each exercise, kept as grading fixtures.
-IMPLEMENTATIONS_DIR = REPO_ROOT / "tests" / "implementations"

@@ -26,6 +26,8 @@ MANIFEST_FILE = REPO_ROOT / "chapters.yml"
 COURSE_DIR = REPO_ROOT / "course"
 # Reference code that `release` copies into the provided (locked) cells of the notebooks.
 PROVIDED_MODULE = COURSE_DIR / "provided.py"
+# Wrong and correct implementations of each exercise, kept as grading fixtures (`make samples`, the catalogues).
+IMPLEMENTATIONS_DIR = REPO_ROOT / "tests" / "implementations"
 # The public release (`autograder publish`, coursetools/publish.py): where `make publish` writes
 # it by default (git-ignored), and the templates of its README, Makefile and .gitignore. Its
 # GitHub URL is `repository.url` in _config.yml, the one setting the site's buttons use too.

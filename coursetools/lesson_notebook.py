@@ -10,7 +10,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from coursetools.pages import public_markdown
-from coursetools.site import PublishError, Settings
+from coursetools.site import BookSettings, PublishError
 
 # The first code cell of a lesson notebook that needs it: the book's build gives the lessons two
 # things that Colab (and a Jupyter without the book's packages) does not have.
@@ -78,7 +78,7 @@ _DROPDOWN = re.compile(
 )
 
 
-def _imports(code: str, module: str) -> bool:
+def imports_module(code: str, module: str) -> bool:
     return re.search(rf"^\s*(from|import)\s+{re.escape(module)}\b", code, re.MULTILINE) is not None
 
 
@@ -124,7 +124,7 @@ def notebook_markdown(text: str, titles: dict[str, str], labels: dict[str, str],
 
 
 def lesson_notebook(
-    md_path: Path, settings: Settings, titles: dict[str, str], folder: str = "", text: str | None = None
+    md_path: Path, settings: BookSettings, titles: dict[str, str], folder: str = "", text: str | None = None
 ) -> NotebookNode:
     """A lesson (MyST Markdown notebook) as a Jupyter notebook that runs and reads outside the book
     (`text`: the page as published, when it differs from the file's public Markdown)."""
@@ -136,7 +136,7 @@ def lesson_notebook(
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     # glue comes from myst_nb, directly or through course/book.py (the lessons' shared set-up), which imports it when
     # called: the stand-in below is in place by then
-    uses_glue = _imports(code, "myst_nb") or _imports(code, "course.book")
+    uses_glue = imports_module(code, "myst_nb") or imports_module(code, "course.book")
     if uses_glue:
         other = set(re.findall(r"^\s*from\s+myst_nb\S*\s+import\s+(.+)$", code, re.MULTILINE)) - {"glue"}
         if other or re.search(r"^\s*import\s+myst_nb", code, re.MULTILINE):
@@ -170,7 +170,7 @@ def lesson_notebook(
     setup = SETUP_CELL_HEAD
     if uses_glue:
         setup += SETUP_GLUE
-    if _imports(code, "course"):
+    if imports_module(code, "course"):
         modules = sorted(set(re.findall(r"^\s*(?:from|import)\s+course\.(\w+)", code, re.MULTILINE))) or ["provided"]
         data = sorted(set(_COURSE_DATA.findall(code)))
         files = [f"course/{m}.py" for m in modules] + [f"course/{name}" for name in data]
@@ -200,6 +200,6 @@ def lesson_notebook(
     return nb
 
 
-def lesson_notebook_path(docname: str, settings: Settings) -> str:
+def lesson_notebook_path(docname: str, settings: BookSettings) -> str:
     """Same rule as _ext/course_site.py: <course_lesson_notebooks>/<page name>.ipynb."""
     return f"{settings.lesson_dir.strip('/')}/{docname.rsplit('/', 1)[-1]}.ipynb"

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -49,10 +48,12 @@ import nbformat
 import yaml
 
 from autograder import config
+from autograder.errors import InputError
+from autograder.model.files import pinned_requirements
 from autograder.model.notebooks import marker
 from coursetools import layout
 from coursetools.course_code import CourseCode, CourseCodeError
-from coursetools.lesson_notebook import _imports, lesson_notebook, lesson_notebook_path
+from coursetools.lesson_notebook import imports_module, lesson_notebook, lesson_notebook_path
 from coursetools.manifest import Chapter, Manifest, ManifestError, Moment, load
 from coursetools.pages import (
     PRIVATE_BEGIN,
@@ -68,7 +69,7 @@ from coursetools.pages import (
     when,
 )
 from coursetools.release import SourceError, provided_names, release
-from coursetools.site import PublishError, Settings, read_settings
+from coursetools.site import BookSettings, PublishError, read_settings
 
 PUBLISHED_MARKER = ".published-by-autograder"
 MARKER_TEXT = (
@@ -173,8 +174,7 @@ def publish(
     root = Path(root)
     if check_release:
         refuse_stale_notebooks(root)
-    settings = read_settings(root)
-    settings.github  # noqa: B018 - fails early on a repository URL Colab cannot open
+    settings = read_settings(root, on_github=True)
     plan = plan_publication(root, settings, manifest, through, at, everything)
     tree = start_tree(out)
     write_book_settings(tree, root, settings, plan)
@@ -210,7 +210,7 @@ def refuse_stale_notebooks(root: Path) -> None:
 
 def plan_publication(
     root: Path,
-    settings: Settings,
+    settings: BookSettings,
     manifest: Manifest | None,
     through: str | None,
     at: datetime | None,
@@ -264,7 +264,7 @@ def _clear_output(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def write_book_settings(tree: _Tree, root: Path, settings: Settings, plan: Plan) -> None:
+def write_book_settings(tree: _Tree, root: Path, settings: BookSettings, plan: Plan) -> None:
     """The book's `_config.yml` as it is (its repository URL is the public one already) and a `_toc.yml`
     without the instructors' pages and the chapters not published yet: the tree builds its own site."""
     tree.write("_config.yml", _header("#", (root / "_config.yml").read_text(encoding="utf-8")))
@@ -277,7 +277,7 @@ def write_book_settings(tree: _Tree, root: Path, settings: Settings, plan: Plan)
     )
 
 
-def write_page(tree: _Tree, root: Path, settings: Settings, plan: Plan, docname: str) -> PublishedPage:
+def write_page(tree: _Tree, root: Path, settings: BookSettings, plan: Plan, docname: str) -> PublishedPage:
     """One page of the book: a student notebook as `release` wrote it; a Markdown page without its
     private lines, links to unpublished pages and with its chapters' status of this moment, then its
     lesson notebook (what the page's Colab button opens) and the images beside it."""
@@ -300,7 +300,7 @@ def write_page(tree: _Tree, root: Path, settings: Settings, plan: Plan, docname:
 
 
 def write_lesson_notebook(
-    tree: _Tree, settings: Settings, plan: Plan, page: PublishedPage, folder: str, text: str
+    tree: _Tree, settings: BookSettings, plan: Plan, page: PublishedPage, folder: str, text: str
 ) -> PublishedPage:
     """The lesson as a notebook (`lessons/NN_name.ipynb`, made from the page's public text) with the
     set-up cell that lets it run outside the book; whether it imports course/ decides if course/ ships."""
@@ -309,7 +309,7 @@ def write_lesson_notebook(
     if lesson in tree.written:
         raise PublishError(f"two pages would both write {lesson}: rename one")
     tree.write(lesson, nbformat.writes(nb) + "\n")
-    uses_course = _imports("\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course")
+    uses_course = imports_module("\n".join(c.source for c in nb.cells if c.cell_type == "code"), "course")
     return replace(page, lesson=lesson, uses_course=uses_course)
 
 
@@ -348,7 +348,7 @@ def copy_tools(tree: _Tree, root: Path) -> None:
 
 
 def write_from_templates(
-    tree: _Tree, root: Path, settings: Settings, pages: list[PublishedPage], uses_course: bool
+    tree: _Tree, root: Path, settings: BookSettings, pages: list[PublishedPage], uses_course: bool
 ) -> None:
     """What a student's clone needs around the book, from `tools/public/`: requirements.txt (pyproject.toml's
     pins), the Makefile that builds the site, .gitignore, the Pages workflow, and a README listing the pages."""
@@ -466,23 +466,13 @@ def chapters_to_publish(
 
 def requirements(root: Path = config.REPO_ROOT) -> str:
     """requirements.txt of the public release: pyproject.toml's pins for what it needs."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10: the copy pip carries
-        from pip._vendor import tomli as tomllib
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    pins = {}
-    for spec in project["dependencies"]:
-        name = re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0]
-        pins[name.lower()] = spec
-    missing = [name for name in PUBLIC_REQUIREMENTS if name not in pins]
-    if missing:
-        raise PublishError(f"pyproject.toml has no dependency {', '.join(missing)}")
-    lines = ["# Written by `autograder publish` from the course repository's pyproject.toml."]
-    return "\n".join(lines + [pins[name] for name in PUBLIC_REQUIREMENTS]) + "\n"
+    try:
+        return pinned_requirements(PUBLIC_REQUIREMENTS, "autograder publish", root)
+    except InputError as error:
+        raise PublishError(str(error)) from error
 
 
-def pages_url(settings: Settings) -> str:
+def pages_url(settings: BookSettings) -> str:
     """Where GitHub Pages serves the public repository's site (a project site; a `<owner>.github.io` repository
     is the owner's site)."""
     owner, name = settings.github
@@ -491,7 +481,7 @@ def pages_url(settings: Settings) -> str:
     return f"https://{owner.lower()}.github.io/{name}/"
 
 
-def student_readme(root: Path, settings: Settings, pages: list[PublishedPage], uses_course: bool) -> str:
+def student_readme(root: Path, settings: BookSettings, pages: list[PublishedPage], uses_course: bool) -> str:
     """README.md of the public release, from tools/public/README.md."""
     rows = ["| page | open in Colab |", "|---|---|"]
     for page in pages:

@@ -19,7 +19,6 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder import config
 from autograder.model.notebooks import (
     SOLUTION_BEGIN,
     SOLUTION_END,
@@ -30,6 +29,7 @@ from autograder.model.notebooks import (
     release_notebook,
     source_notebook,
 )
+from coursetools.layout import IMPLEMENTATIONS_DIR
 
 _CELL_MARK = re.compile(r"^# cell: *([A-Za-z0-9_.-]+) *$", re.MULTILINE)
 
@@ -63,14 +63,12 @@ def load_implementation(path: Path) -> Implementation:
 def catalogued_notebooks(prefixes: list[str] | None = None) -> list[str]:
     """Notebooks that have a catalogue of implementations (tests/implementations/<notebook>/{wrong,correct}/),
     sorted; only those whose names start with one of `prefixes` when given ("07" for chapter 07's)."""
-    found = sorted(
-        p.name for p in config.IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir() or (p / "correct").is_dir()
-    )
+    found = sorted(p.name for p in IMPLEMENTATIONS_DIR.iterdir() if (p / "wrong").is_dir() or (p / "correct").is_dir())
     return [name for name in found if not prefixes or name.startswith(tuple(prefixes))]
 
 
 def implementations(notebook: str, kind: str) -> list[Implementation]:
-    folder = config.IMPLEMENTATIONS_DIR / notebook / kind
+    folder = IMPLEMENTATIONS_DIR / notebook / kind
     return [load_implementation(p) for p in sorted(folder.glob("*.py"))]
 
 

@@ -29,12 +29,13 @@ from autograder.reporting.export import export_csv
 from autograder.reporting.feedback import write_feedback
 from autograder.sandbox import Limits
 from autograder.store.gradebook import executed_path
+from coursetools.layout import IMPLEMENTATIONS_DIR
 from helpers import sandbox_processes
 
 pytestmark = [pytest.mark.grading, pytest.mark.slow]
 
 _spec = importlib.util.spec_from_file_location(
-    "adversarial_02", config.IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py"
+    "adversarial_02", IMPLEMENTATIONS_DIR / "02_dot_product_attention" / "adversarial.py"
 )
 adversarial = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = adversarial  # dataclasses look their module up there

@@ -653,3 +653,19 @@ def test_an_answer_written_in_a_cell_of_its_own_is_not_overwritten_by_the_stub()
     assert code in runs and runs.index(code) < [
         grade_id(c) for c in result.notebook.cells if c.cell_type == "code"
     ].index("sdpa_worked_examples")
+
+
+def test_a_release_that_is_not_of_its_source_is_a_usage_error_not_a_traceback():
+    """A source edited since `make release`: the CLI prints the message (a UsageError), it is no bug of the grader."""
+    from autograder.errors import UsageError
+    from autograder.grading.align import ReleaseMismatch
+
+    shorter = copy.deepcopy(RELEASED)
+    shorter.cells.pop()
+    with pytest.raises(ReleaseMismatch, match="run make release") as raised:
+        align(RELEASED, shorter, SOURCE)
+    assert isinstance(raised.value, UsageError)
+    renamed = copy.deepcopy(RELEASED)
+    renamed.cells[1].id = "not-the-source-id"
+    with pytest.raises(ReleaseMismatch, match="released cell 2 is not the source's"):
+        align(RELEASED, renamed, SOURCE)

@@ -200,14 +200,20 @@ def test_the_layout_section_of_the_readme_names_every_package():
 
 
 def test_every_package_is_installed():
-    """pyproject lists the packages a wheel installs (setuptools does not look for them): a new sub-package left out
-    works in the editable install of `make test` and is missing from a regular `pip install .`."""
+    """setuptools finds the packages a wheel installs from pyproject's include patterns: a new sub-package that the
+    patterns miss works in the editable install of `make test` and is missing from a regular `pip install .`."""
     import tomllib
+    from setuptools import find_packages
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    installed = set(find_packages(where=str(ROOT), include=include))
     found = {
         ".".join(init.parent.relative_to(ROOT).parts)
-        for top in ("autograder", "coursetools")
+        for top in ("autograder", "coursetools", "course")
         for init in (ROOT / top).rglob("__init__.py")
+        if "__pycache__" not in init.parts
     }
-    assert found - listed == set(), "add to [tool.setuptools] packages in pyproject.toml"
+    assert found - installed == set(), "widen [tool.setuptools.packages.find] include in pyproject.toml"
+    assert {name.split(".")[0] for name in installed} == {"autograder", "coursetools", "course"}, (
+        "the wheel installs only the grader, the course's tooling and the course's code"
+    )

@@ -24,6 +24,7 @@ from autograder import config
 from autograder.cli import main as autograder_main
 from autograder.model.notebooks import is_solution_cell, read, solution_paths
 from book_build import ROOT
+from coursetools.layout import IMPLEMENTATIONS_DIR
 from coursetools.manifest import Manifest, ManifestError, load
 from coursetools.pages import toc_files
 from coursetools.publish import publish
@@ -47,10 +48,10 @@ def test_every_solution_notebook_is_a_chapter_with_a_catalogue_and_a_lesson_test
     for path in solution_paths():
         assert path.stem in exercises, f"solutions/{path.name} is no chapter's exercise in chapters.yml"
         chapter = exercises[path.stem]
-        assert (config.IMPLEMENTATIONS_DIR / path.stem / "wrong").is_dir(), (
+        assert (IMPLEMENTATIONS_DIR / path.stem / "wrong").is_dir(), (
             f"{path.stem} has no catalogue (tests/implementations/{path.stem}/wrong)"
         )
-        assert (config.IMPLEMENTATIONS_DIR / path.stem / "correct").is_dir(), (
+        assert (IMPLEMENTATIONS_DIR / path.stem / "correct").is_dir(), (
             f"{path.stem} has no catalogue of correct implementations"
         )
         assert f'LESSON = "{chapter.lesson}.html"' in lesson_tests, (

@@ -7,7 +7,7 @@
   in the site built here (`_build/html`, `_sources` and downloads included) or in the site built from
   the tree (policy for trivial lines: tests/support/leaks.py);
 - the tree builds its own site with `-W -n` (the build `make book` and its GitHub Actions workflow run:
-  tests/test_workflow.py), and its lesson notebooks run outside the book;
+  tests/test_pages_workflow.py), and its lesson notebooks run outside the book;
 - publishing is repeatable, keeps a clone's `.git`, and never empties a folder it did not write.
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_publish.py -q

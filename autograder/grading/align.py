@@ -47,6 +47,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import config
+from autograder.errors import UsageError
 
 ANSWER, TEST, LOCKED, PROMPT = "answer", "test", "locked", "prompt"
 CELL_TYPES = ("code", "markdown", "raw")
@@ -156,15 +157,22 @@ def _kind(cell: NotebookNode) -> str:
     return PROMPT
 
 
+class ReleaseMismatch(UsageError, ValueError):
+    """The released notebook is not the release of its solutions/ source (a source edited since `make release`,
+    or a released file edited by hand): a problem of the course's sources, never of a submission."""
+
+
 def _slots(released: NotebookNode, source: NotebookNode) -> list[_Slot]:
     """Pair released and source cells; they must be the same cells in the same order."""
     if len(released.cells) != len(source.cells):
-        raise ValueError(f"released notebook has {len(released.cells)} cells, its source {len(source.cells)}")
+        raise ReleaseMismatch(
+            f"the released notebook has {len(released.cells)} cells, its source {len(source.cells)}: run make release"
+        )
     slots = []
     for index, (rel, src) in enumerate(zip(released.cells, source.cells, strict=True)):
         gid = _nbgrader(src).get("grade_id")
         if _nbgrader(rel).get("grade_id") != gid or rel.get("id") != src.get("id"):
-            raise ValueError(f"released cell {index + 1} is not the source's (grade_id {gid!r}): release again")
+            raise ReleaseMismatch(f"released cell {index + 1} is not the source's (grade_id {gid!r}): run make release")
         cid = rel.get("id")
         slots.append(_Slot(index, _kind(src), rel, src, gid or None, cid or None, normalise(rel.source)))
     return slots
@@ -500,7 +508,7 @@ def align(submitted: NotebookNode, released: NotebookNode, source: NotebookNode)
 
     `source` is the solutions/ notebook, `released` the student version made from it by
     `autograder.model.notebooks.release_notebook`. Never raises for anything in `submitted`;
-    raises ValueError when `released` is not the release of `source` (run `make release`).
+    raises ReleaseMismatch (a UsageError) when `released` is not the release of `source` (run `make release`).
     """
     slots = _slots(released, source)
     cells = _submitted_cells(submitted)

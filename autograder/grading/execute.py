@@ -26,7 +26,6 @@ stores it as a grade.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from functools import lru_cache
@@ -38,6 +37,7 @@ from nbformat import NotebookNode
 from autograder import config
 from autograder.grading.align import align
 from autograder.grading.judging import JudgeFailed, judge_report
+from autograder.model.files import file_sha256
 from autograder.model.notebooks import (
     grade_id,
     is_judge_helpers_cell,
@@ -51,10 +51,6 @@ from autograder.model.notebooks import (
 )
 from autograder.model.records import CellResult, Job, Result
 from autograder.sandbox import Cell, Report, run_cells
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def zero_result(job: Job, reason: str, source: NotebookNode | None = None, internal_error: str = "") -> Result:

@@ -35,13 +35,14 @@ from typing import TextIO
 from autograder import config
 from autograder.errors import InputError, NothingDone, UsageError
 from autograder.grading import dry_run
-from autograder.grading.execute import execute_submission, file_sha256
+from autograder.grading.execute import execute_submission
 from autograder.grading.judging import shared_judge
 from autograder.grading.late import Lateness, final_score
 from autograder.grading.pools import GradeJob, Pool, open_pool
 from autograder.intake.collect import collect, notebooks_present
 from autograder.intake.state import IntakeState, IntakeStateError, load
 from autograder.intake.uploads import prepare
+from autograder.model.files import file_sha256
 from autograder.model.notebooks import notebook_names, read, source_notebook
 from autograder.model.records import Job, LateRecord, Result, Submission
 from autograder.sandbox import Limits, check_available, shutdown_servers

@@ -12,7 +12,6 @@ read: a corrupt record read as "nothing" would make `feedback` write nothing and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -20,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from autograder.errors import UsageError
+from autograder.model.files import file_sha256
 
 STATE_FILE = Path("intake") / "state.json"  # in the work dir
 FORMAT = 1  # of state.json; a record of another format is refused with how to make a new one
@@ -86,14 +86,6 @@ class IntakeState:
             raise IntakeStateError(
                 f"{given} changed since it was graded (another download?): run `grade {given}` again first"
             )
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def state_path(workdir: Path) -> Path:

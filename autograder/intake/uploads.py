@@ -42,7 +42,8 @@ from autograder.intake.names import (
 )
 from autograder.intake.nbgrader import lay_out_nbgrader, nbgrader_submitted
 from autograder.intake.recognise import recognised, recognised_note
-from autograder.intake.state import IntakeState, NotebookIntake, file_sha256, save, state_path
+from autograder.intake.state import IntakeState, NotebookIntake, save, state_path
+from autograder.model.files import file_sha256
 
 INTAKE_DIR = "intake"
 PRINTED_NOTES = 40  # notes printed by grade; the rest are counted (all are in the record)

@@ -37,7 +37,7 @@ from autograder.reporting.statistics import (
     ClassStatistics,
     CourseCopy,
     Example,
-    Lateness,
+    LateWork,
     Scores,
     VerifyRun,
     class_statistics,
@@ -249,7 +249,7 @@ def _repairs_section(stats: ClassStatistics) -> str:
     return "\n".join(["<table id='repairs'>" + _header("student", "repairs"), *rows, "</table>"])
 
 
-def _late_section(lateness: Lateness | None) -> str:
+def _late_section(lateness: LateWork | None) -> str:
     if lateness is None:
         return (
             "<p class='note'>No deadline was given to <code>grade</code> (<code>--deadline</code>): "

@@ -226,13 +226,6 @@ def starter_code(notebook: str, solutions_dir: Path | None = None) -> dict[str, 
     return answer_cells(release_notebook(read(source_notebook(notebook, solutions_dir))))
 
 
-def class_pairs(
-    workdir: Path, notebook: str, solutions_dir: Path | None = None
-) -> tuple[list[Pair], dict[str, dict[str, str]]]:
-    answers = class_answers(workdir, notebook)
-    return compare(answers, starter_code(notebook, solutions_dir)), answers
-
-
 # --- answers that repeat the course's own code -------------------------------------------------
 
 COURSE_FLAG = 0.85  # share of a course piece's distinctive fingerprints in one answer cell that is listed for review

@@ -89,7 +89,7 @@ class LateSubmission:
 
 
 @dataclass(frozen=True)
-class Lateness:
+class LateWork:
     """Late work, when `grade` was given a deadline."""
 
     deadline: str
@@ -137,7 +137,7 @@ class ClassStatistics:
     cells: tuple[CellRate, ...]  # hardest first
     not_graded: tuple[NotGraded, ...]
     repaired: tuple[Repaired, ...]
-    lateness: Lateness | None  # None: no deadline given
+    lateness: LateWork | None  # None: no deadline given
     pairs: tuple[similarity.Pair, ...]  # the TOP_PAIRS most similar, most similar first
     listings: dict[str, str] = field(default_factory=dict)  # student of a pair -> answer cells, redacted
     course_copies: tuple[CourseCopy, ...] = ()
@@ -216,7 +216,7 @@ def repaired(results: list[Result], hidden: set[str]) -> list[Repaired]:
     return [Repaired(r.student, tuple(redact(x, hidden) for x in r.repairs)) for r in results if r.repairs]
 
 
-def lateness(results: list[Result]) -> Lateness | None:
+def lateness(results: list[Result]) -> LateWork | None:
     """Late work against the deadline `grade` was given (the first record's deadline and policy: one per run);
     None when none was given."""
     checked = [(r, r.late) for r in results if r.late is not None and r.late.deadline]
@@ -227,7 +227,7 @@ def lateness(results: list[Result]) -> Lateness | None:
         key=lambda s: (-s.record.late_days, s.student),
     )
     first = checked[0][1]
-    return Lateness(first.deadline, first.policy, len(checked), tuple(late))
+    return LateWork(first.deadline, first.policy, len(checked), tuple(late))
 
 
 def examples(cells: list[CellRate]) -> dict[str, list[str]]:

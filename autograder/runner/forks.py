@@ -40,7 +40,7 @@ ISOLATION_FAILED = 71  # a child's exit code: it could not get namespaces of its
 FIRST_PID = 1000  # every child's pid (_same_pids_for_each_child)
 
 
-def _as_uid(uid: int, action) -> None:
+def _run_forked_as(uid: int, action) -> None:
     """Run `action` in a forked helper that has become `uid` (so it can touch only that uid's things)."""
     pid = os.fork()
     if pid == 0:
@@ -78,7 +78,7 @@ def _kill_everything_of(uid: int) -> None:
     for _ in range(50):
         if not _processes_of(uid):
             return
-        _as_uid(uid, lambda: os.kill(-1, signal.SIGKILL))
+        _run_forked_as(uid, lambda: os.kill(-1, signal.SIGKILL))
         time.sleep(0.01)
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:

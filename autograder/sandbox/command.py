@@ -170,7 +170,7 @@ def _drop_root(slot_number: int, fork_server: bool) -> list[str]:
     if setpriv is None:
         raise SandboxUnavailable("`setpriv` (util-linux) is needed to drop root privileges in the sandbox")
     if not fork_server:
-        return _as_uid(setpriv, config.SANDBOX_UID_BASE + slot_number)
+        return _setpriv_as(setpriv, config.SANDBOX_UID_BASE + slot_number)
     # two capabilities, to make each forked child the slot's uid, and a third where setpriv knows it, to give every
     # child the same pid (runner/forks.py _same_pids_for_each_child)
     same_pids = ",+checkpoint_restore" if _knows_checkpoint_restore(setpriv) else ""
@@ -184,7 +184,7 @@ def _drop_root(slot_number: int, fork_server: bool) -> list[str]:
     ]
 
 
-def _as_uid(setpriv: str, uid: int) -> list[str]:
+def _setpriv_as(setpriv: str, uid: int) -> list[str]:
     """setpriv's command that runs the rest as `uid` (user and group), with no supplementary groups, no capabilities
     it could inherit or regain, and no way to gain privileges (setuid programs) again."""
     return [
@@ -230,7 +230,7 @@ def unprivileged_command(limits: Limits, uid: int, runner: Path) -> list[str]:
     setpriv = shutil.which("setpriv")
     if os.geteuid() != 0 or setpriv is None:
         raise SandboxUnavailable("running student code as a uid of its own needs root and `setpriv` (util-linux)")
-    return _limits_prefix(limits) + _as_uid(setpriv, uid) + [sys.executable, str(runner)]
+    return _limits_prefix(limits) + _setpriv_as(setpriv, uid) + [sys.executable, str(runner)]
 
 
 _checked: dict[str, str] = {}

@@ -16,7 +16,7 @@ from coursetools.publish import publish
 
 LAST_CHAPTER = load().chapters[-1].number
 # What the public Makefile's `make book` runs with the venv's python once its venv is there, and so what the public
-# release's GitHub Actions workflow runs (tests/test_workflow.py checks both against this command).
+# release's GitHub Actions workflow runs (tests/test_pages_workflow.py checks both against this command).
 PUBLIC_BUILD = ["tools/build_book.py", ".", "-W", "-n", "--keep-going"]
 
 _tree: tuple[Path, list[str]] | None = None

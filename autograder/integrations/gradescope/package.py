@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import sys
 import zipfile
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import autograder
 from autograder import config
 from autograder.errors import InputError
 from autograder.integrations.gradescope.settings import SETTINGS, VISIBILITY, Settings, gradescope_limits
+from autograder.model.files import pinned_requirements
 from autograder.model.notebooks import (
     SOLUTION_BEGIN,
     SOLUTION_END,
@@ -107,17 +106,7 @@ def grading_notebook(source: NotebookNode) -> NotebookNode:
 
 def requirements(root: Path = config.REPO_ROOT) -> str:
     """requirements.txt of the zip: pyproject.toml's pins of what the grader needs in Gradescope's image."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # Python 3.10: the copy pip carries
-        from pip._vendor import tomli as tomllib
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    pins = {re.split(r"[^A-Za-z0-9_.-]", spec, maxsplit=1)[0].lower(): spec for spec in project["dependencies"]}
-    missing = [name for name in REQUIREMENTS if name not in pins]
-    if missing:
-        raise InputError(f"pyproject.toml has no dependency {', '.join(missing)}")
-    head = "# Written by `autograder gradescope` from the course repository's pyproject.toml."
-    return "\n".join([head] + [pins[name] for name in REQUIREMENTS]) + "\n"
+    return pinned_requirements(REQUIREMENTS, "autograder gradescope", root)
 
 
 def build_zip(
