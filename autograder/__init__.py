@@ -2,16 +2,22 @@
 
 The pipeline is a chain of small stages, each a plain function in its own module:
 
-    release  -> student notebooks in chapters/ from the nbgrader sources in solutions/
-    collect  -> one Submission per (student, notebook) found in a submissions folder
-    execute  -> one Submission in, one Result out (the only stage that runs student code)
-    grade    -> runs `execute` over many submissions in worker processes; one writer
-                stores results in the work dir and the nbgrader gradebook
+    prepare  -> intake/: lays out what was handed in (a plain folder, a zip, a Canvas or Moodle export,
+                an nbgrader course) and records which file counts for each (student, notebook) and why
+    collect  -> one Submission per (student, notebook) from that record (sizes, hashes, notebook problems)
+    execute  -> one Submission in, one Result out: the only stage that runs student code, in the
+                sandbox (sandbox/, runner/); a hidden test's judge decides it in a clean interpreter (judge/)
+    grade    -> runs `execute` over many submissions (threads each waiting on a sandboxed process, warm
+                fork servers as root, or a Dask cluster: grading/pools.py); one writer stores results in the
+                work dir and the nbgrader gradebook (store/); `--dry-run` lays the input out and runs nothing,
+                `--verify` grades a sample again
     feedback -> per-student HTML without hidden test source
-    export   -> CSV gradebook
+    export   -> the gradebook as CSV (plain, Canvas, Moodle), manual overrides included
     report   -> the class report per notebook (failures, late work, `similarity`, `--verify`)
+    gradescope -> the same grader packaged for Gradescope's autograder (integrations/)
 
-`cli` is a thin argparse layer over these functions.
+`release` and `publish` (the student notebooks and the public course) live in `coursetools`, which the CLI
+calls; `cli` is a thin argparse layer over these functions.
 """
 
 import sys

@@ -287,7 +287,7 @@ def test_markdown_and_latex_outputs_share_one_budget(monkeypatch):
     assert seconds < 25, f"{seconds:.1f} CPU s for one page"
     body = text[text.index("</header>") :]
     assert "<msub><mi>x</mi><mi>i</mi></msub>" in body, "the first formula, within the budget, is not converted"
-    assert "<mfrac><mrow><mi>p</mi>" not in body, "a latex output after the budget ran out was converted"
+    assert "<mfrac><mrow><mi>p</mi>" not in body, f"a latex output after the cut was converted: {_header(text)}"
     assert "<pre>$$\\frac{p}{q}$$</pre>" in body, "the latex output left unconverted is not shown as its text"
     # once the budget is spent, nothing after it is converted: the cell that spent it, every Markdown cell of the
     # exercise after it and the latex output
@@ -349,3 +349,18 @@ def test_grade_and_feedback_through_the_cli_keep_the_real_score_on_top(browser, 
     real = re.search(r'class="ag-score">Student <strong>mallory</strong>: <strong>([^<]*)</strong>', text)
     assert real and not real.group(1).startswith("12 "), text[:3000]
     _real_score_is_on_top(browser, page, real.group(1))
+
+
+def test_a_conversion_cut_by_the_timer_spends_the_budget():
+    """Whatever time.process_time reads after a cut (a CI run converted the formula after the cell the timer had
+    cut): once one conversion ran out of time, the page converts nothing more."""
+    from autograder.reporting.feedback_page import ConversionBudget, _RenderTimeout
+
+    def cut():
+        raise _RenderTimeout
+
+    budget = ConversionBudget(600)
+    assert budget.convert(str.upper, "before") == "BEFORE"
+    assert budget.convert(cut) is None
+    assert budget.convert(str.upper, "after") is None, "a conversion after the cut was run"
+    assert budget.late == 2

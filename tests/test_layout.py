@@ -3,18 +3,19 @@
 Read from the code with `ast` (every `import` and `from ... import`, at any depth, lazy ones included):
 
 - `autograder` is the grader, in layers that import only downwards:
-  model (records, notebook formats) < intake, sandbox, records (the gradebook) < grading < reporting
-  < integrations (platforms that run the grader themselves: Gradescope) < cli;
-  `config` is below everything. The grader never imports the course's tooling (`coursetools`) or the
+  config and errors < model (records, notebook formats, files) < intake, sandbox, store (the gradebook)
+  < grading < reporting < integrations (platforms that run the grader themselves: Gradescope) < cli;
+  the ranks are LAYERS below. The grader never imports the course's tooling (`coursetools`) or the
   course's code (`course`): only the CLI, the thin top, reaches coursetools for `release` and `publish`.
   In integrations, Gradescope's zip (`package`) and its run in the container (`container`) share only `settings`.
 - `autograder/runner/` is a program that runs inside the sandbox: it imports only the standard library,
   the notebook's packages and its own sibling modules (never `autograder`), and the grader imports only
-  its `protocol` and `plain` modules (the messages and the probe's data).
+  its `protocol` and `plain` modules (the messages and the probe's data) and `isolation` (the wait for a
+  submission's keys): GRADER_FROM_RUNNER.
 - `autograder/judge/` is a program too (the clean interpreter that decides hidden tests): the standard
   library, torch, numpy and the runner's `protocol` and `plain`.
 - `coursetools` (release, publish, samples, the manifest, course code) depends on the grader's bottom
-  only: `autograder.config` and `autograder.model`.
+  only: `autograder.config`, `autograder.errors` and `autograder.model`.
 - No import cycle between modules.
 """
 

@@ -2,14 +2,15 @@
 
 This is the only stage that runs student code, and it runs it only in the sandbox
 (`sandbox.run_cells`). `execute_submission` is a pure function of a `Job` (picklable)
-to a `Result` (picklable), so the grade stage can run it in worker threads today and a
-pool of pre-warmed interpreters or a cluster backend can run it later.
+to a `Result` (picklable), so the grade stage runs it the same way in a worker thread here
+(a fresh sandbox, or a fork of a warm one as root) and on a Dask worker (`grading/pools.py`).
 
 1. align (`align.align`): match the submission with the released notebook whatever
    happened to its metadata; test and locked cells come from solutions/ (hidden tests
    included), anything put back for a missing answer comes from the released notebook
    (it raises NotImplementedError). Every repair is recorded on the Result.
-2. run it top to bottom in a fresh sandboxed process (`sandbox`): errors do not stop
+2. run it top to bottom in a sandboxed process of its own (`sandbox`: started for it, or forked
+   for it from a warm runner), in namespaces and a /tmp that go with it: errors do not stop
    the run; a cell that hangs, or a process that dies, stops it and costs the tests
    after that point, with the reason recorded. A hidden test written as probe and judge
    sends only its probe there; the judge (`judging`) decides it from the probe's data

@@ -1,4 +1,5 @@
-"""The judge program: one verdict per request, for as long as its grader thread lives.
+"""The judge program: one verdict per request, for as long as the grading process that started it lives
+(one warm judge per process, shared by its threads: grading/judging.py).
 
 grader -> judge, on stdin, one JSON line per test cell: {"name", "context", "source", "probe"} (context: the
 notebook's setup and provided cells and its judge helpers, the course's own code; source: the test's inputs and

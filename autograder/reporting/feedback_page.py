@@ -22,6 +22,7 @@ import base64
 import functools
 import hashlib
 import html
+import math
 import re
 import signal
 import threading
@@ -278,8 +279,12 @@ def _cpu_limit(seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        signal.signal(signal.SIGPROF, previous)
+        # a timer that fires as the block ends raises here, inside the first `finally`: the previous handler is
+        # put back whatever happens
+        try:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        finally:
+            signal.signal(signal.SIGPROF, previous)
 
 
 class ConversionBudget:
@@ -303,6 +308,9 @@ class ConversionBudget:
             with _cpu_limit(left):
                 return function(*args)
         except _RenderTimeout:
+            # Spent, whatever time.process_time says next: the kernel's process timer and that clock need not agree
+            # (a CI run converted the formula after a cell the timer had cut), and a cut is the budget's end.
+            self.deadline = -math.inf
             self.late += 1
             return None
 

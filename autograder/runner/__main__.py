@@ -21,9 +21,11 @@ replaced while the test ran. See the README's threat model for what this does no
 
 Files: `protocol.py` (the messages, shared with the grader), `kernel.py` (the cells), `shell.py` (the
 IPython shell of student cells), `priming.py` (imports and seeds before any cell), `guard.py` (what tests
-rely on), `forks.py` (the fork server). It runs as `python .../runner` (this folder) and its
-modules import each other relatively, so the same files are the package `runner` in the sandbox and
-`autograder.runner` for the grader, which imports only `protocol`.
+rely on), `isolation.py` (the namespaces and /tmp of one submission), `forks.py` (the fork server),
+`plain.py` (a probe's data as plain JSON for the judge). It runs as `python .../runner` (this folder) and
+its modules import each other by the package name `runner`, so the same files are the package `runner` in
+the sandbox and `autograder.runner` for the grader, which imports only `protocol`, `plain` and
+`isolation`'s wait for a submission's keys (tests/test_layout.py holds it to that).
 """
 
 from __future__ import annotations
