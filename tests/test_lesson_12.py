@@ -283,41 +283,32 @@ def test_checkpoint_round_trip(tmp_path):
         torch.testing.assert_close(again.state[name], tensor.to(torch.bfloat16).float(), rtol=0, atol=0)
 
 
-def test_continue_text_top_p_keeps_the_nucleus():
-    """A model whose next-character distribution is fixed: with top_p = 0.5 only the most probable character is
-    drawn (it alone reaches 0.5), with top_p = 0.75 the two most probable, never the others."""
+def test_continue_text_top_k_keeps_the_k_most_probable():
+    """A model whose next-character distribution is fixed: with top_k = 1 only the most probable character is
+    drawn, with top_k = 2 the two most probable (the likelier more often), never the others."""
 
     class Fixed(torch.nn.Module):
         max_len = 4
 
         def forward(self, tokens):
-            probs = torch.tensor([0.5, 0.3, 0.15, 0.05])
+            probs = torch.tensor([0.15, 0.5, 0.05, 0.3])
             return probs.log().expand(tokens.shape[0], tokens.shape[1], 4)
 
     vocab = shakespeare.Vocabulary("abcd")
     gen = torch.Generator().manual_seed(0)
-    assert set(textlm.continue_text(Fixed(), vocab, "a", 200, top_p=0.5, generator=gen)[1:]) == {"a"}
-    drawn = Counter(textlm.continue_text(Fixed(), vocab, "a", 400, top_p=0.75, generator=gen)[1:])
-    assert set(drawn) == {"a", "b"} and drawn["a"] > drawn["b"]
+    assert set(textlm.continue_text(Fixed(), vocab, "a", 200, top_k=1, generator=gen)[1:]) == {"b"}
+    drawn = Counter(textlm.continue_text(Fixed(), vocab, "a", 400, top_k=2, generator=gen)[1:])
+    assert set(drawn) == {"b", "d"} and drawn["b"] > drawn["d"]
+    everything = Counter(textlm.continue_text(Fixed(), vocab, "a", 2000, generator=gen)[1:])
+    assert set(everything) == {"a", "b", "c", "d"}, "without top_k every character can be drawn"
 
 
-def test_continue_text_keeps_characters_tied_with_a_kept_one():
-    """The rule exercise 12 grades (issue 40: continue_text split ties by the sort's order): "b" alone reaches
-    p = 0.3 and crosses it, "c" is as probable as "b", so both are drawn, and "a" and "d" never."""
-
-    class Tied(torch.nn.Module):
-        max_len = 4
-
-        def forward(self, tokens):
-            probs = torch.tensor([0.1, 0.4, 0.4, 0.1])
-            return probs.log().expand(tokens.shape[0], tokens.shape[1], 4)
-
-    vocab = shakespeare.Vocabulary("abcd")
-    for seed in range(3):
-        drawn = Counter(
-            textlm.continue_text(Tied(), vocab, "a", 300, top_p=0.3, generator=torch.Generator().manual_seed(seed))[1:]
-        )
-        assert set(drawn) == {"b", "c"}, drawn
+def test_the_published_course_code_holds_no_nucleus_sampler():
+    """Exercise 12 builds top-p: a nucleus sampler in course/textlm.py (published when chapter 12 opens) was a
+    pasteable answer (its lines in sample_top_p scored 13/18). The lesson samples with chapter 10's top-k."""
+    for path in sorted((Path(__file__).parents[1] / "course").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        assert "cumsum" not in source and "top_p" not in source, f"{path.name} holds a nucleus sampler"
 
 
 # --- the page --------------------------------------------------------------------------------------------------
