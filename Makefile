@@ -82,7 +82,7 @@ bench: $(VENV)/.installed
 	$(PY) tools/bench_train.py
 
 bench-grade: system-grade $(VENV)/.installed
-	$(PY) tools/bench_grade.py
+	$(PY) tools/bench_grade.py $(ARGS)
 
 # Niced: it keeps one core busy. Continues the run of course/shakespeare_lm_state.pt (model, optimiser, batches) and
 # appends a stretch to course/shakespeare_lm_log.txt; writes course/shakespeare_lm.txt. ARGS="--minutes 60" bounds the
