@@ -202,16 +202,17 @@ def _export(args: argparse.Namespace) -> int:
     from autograder.reporting.export import export_canvas, export_csv, export_moodle
 
     if args.format == "csv":
-        rows = export_csv(args.out, args.workdir, args.db)
+        rows = export_csv(args.out, args.workdir, args.db, out=sys.stdout)
         print(f"Wrote {rows} row(s) to {args.out}")
         if not rows:
             raise NothingDone(f"{args.out} holds no grade: the gradebook of {args.workdir} has no graded submission")
         return 0
     if args.format == "moodle":
-        students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster)
+        students, warnings = export_moodle(args.out, args.workdir, args.db, args.notebook, args.roster, sys.stdout)
         layout = "as Moodle's grading worksheet (the assignment: Grading action > Upload grading worksheet)"
     else:
-        students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, dict(args.assignment_id or []))
+        ids = dict(args.assignment_id or [])
+        students, warnings = export_canvas(args.out, args.workdir, args.db, args.roster, ids, sys.stdout)
         layout = "in Canvas's gradebook import layout (Canvas: Grades > Import)"
     for warning in warnings:
         print(f"warning: {warning}")

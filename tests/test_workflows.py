@@ -86,7 +86,8 @@ def after_grading(source: Path | None, work: Path, root: Path, *export_extra: st
     progress = [line for line in said.stdout.splitlines() if line.startswith("[")]  # issue 37: one line a page
     assert len(progress) == len(graded) and all(line.endswith(".html") for line in progress), said.stdout
     out_csv = root / "grades.csv"
-    cli_ok("export", "--workdir", str(work), "--out", str(out_csv), *export_extra)
+    said = cli_ok("export", "--workdir", str(work), "--out", str(out_csv), *export_extra)
+    assert f"[1/1] {NOTEBOOK}: {len(graded)} submission(s) read" in said.stdout, said.stdout  # issue 37
     with out_csv.open(newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
     assert sorted(rows) == sorted(graded)

@@ -14,6 +14,7 @@ import io
 import re
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
 from autograder import config
 from autograder.errors import InputError, MissingInput
@@ -52,11 +53,15 @@ def _copied_from(workdir: Path, notebooks: list[str]) -> dict[tuple[str, str], s
     return found
 
 
-def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> tuple[list[str], list[dict]]:
+def rows(
+    workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None, out: TextIO | None = None
+) -> tuple[list[str], list[dict]]:
+    """The header and one row per (student, notebook) of the gradebook. With `out`, one `[i/N]` line per notebook
+    as it is read (every submission's cells are read from the gradebook: a class of 300 takes a while)."""
     records = {(r.student, r.notebook): r for r in load_results(workdir)}
     copied = _copied_from(workdir, sorted({notebook for _, notebook in records}))
     columns: list[str] = []
-    out: list[dict] = []
+    table: list[dict] = []
     db = config.gradebook_url(workdir, db_url)
     missing = missing_sqlite_file(db)
     if missing is not None:
@@ -66,8 +71,11 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
         assignments = sorted(
             gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name)
         )
+        total = sum(len(assignment.notebooks) for assignment in assignments)
+        done = 0
         for assignment in assignments:
             for notebook in assignment.notebooks:
+                done += 1
                 cells = _cell_order(notebook.name, [c.name for c in notebook.grade_cells])
                 columns += [c for c in cells if c not in columns]
                 for submission in sorted(notebook.submissions, key=lambda s: s.student.id):
@@ -91,17 +99,25 @@ def rows(workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> t
                             penalty=f"{late.penalty:g}",
                             final_score=f"{final_score(submission.score, late.penalty):g}",
                         )
-                    out.append(row)
-    late_columns = LATE_COLUMNS if any("final_score" in row for row in out) else []
-    for row in out:  # a row without a deadline (graded before one was given): not late, as far as is known
+                    table.append(row)
+                if out is not None:
+                    print(
+                        f"[{done}/{total}] {notebook.name}: {len(notebook.submissions)} submission(s) read",
+                        file=out,
+                        flush=True,
+                    )
+    late_columns = LATE_COLUMNS if any("final_score" in row for row in table) else []
+    for row in table:  # a row without a deadline (graded before one was given): not late, as far as is known
         if late_columns and "final_score" not in row:
             row.update(submitted_at="", late_days="", penalty="", final_score=row["score"])
-    return FIXED_COLUMNS + columns + ["reason", "repairs", "copied_from"] + late_columns, out
+    return FIXED_COLUMNS + columns + ["reason", "repairs", "copied_from"] + late_columns, table
 
 
-def export_csv(out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None) -> int:
-    """Write the CSV (atomically); returns the number of rows."""
-    header, data = rows(workdir, db_url)
+def export_csv(
+    out_path: Path, workdir: Path = config.DEFAULT_WORKDIR, db_url: str | None = None, out: TextIO | None = None
+) -> int:
+    """Write the CSV (atomically); returns the number of rows. `out`: progress, as `rows` prints it."""
+    header, data = rows(workdir, db_url, out)
     write_csv(Path(out_path), [header] + [[row.get(column, "") for column in header] for row in data])
     return len(data)
 
@@ -142,6 +158,7 @@ def canvas_rows(
     db_url: str | None = None,
     roster: Path | None = None,
     assignment_ids: dict[str, str] | None = None,
+    out: TextIO | None = None,
 ) -> tuple[list[list[str]], list[str]]:
     """The rows of a Canvas gradebook import (header and "Points Possible" first), and warnings.
 
@@ -150,7 +167,7 @@ def canvas_rows(
     that `grade` built from a Canvas file name (`name-12345`)."""
     from autograder.intake.lms import lms_user_id
 
-    _, data = rows(workdir, db_url)
+    _, data = rows(workdir, db_url, out)
     ids = _lms_ids(workdir, roster)
     assignment_ids = assignment_ids or {}
     notebooks = list(dict.fromkeys(row["notebook"] for row in data))
@@ -162,13 +179,13 @@ def canvas_rows(
     table: dict[str, dict[str, str]] = {}
     for row in data:
         table.setdefault(row["student"], {})[row["notebook"]] = row.get("final_score") or row["score"]
-    out = [CANVAS_STUDENT_COLUMNS + titles, ["Points Possible", "", "", "", ""] + [maximum[n] for n in notebooks]]
+    lines = [CANVAS_STUDENT_COLUMNS + titles, ["Points Possible", "", "", "", ""] + [maximum[n] for n in notebooks]]
     without_id = []
     for student in sorted(table):
         canvas_id = ids.get(student) or lms_user_id(student)
         if not canvas_id:
             without_id.append(student)
-        out.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])
+        lines.append([student, canvas_id, "", "", ""] + [table[student].get(n, "") for n in notebooks])
     warnings = []
     if without_id:
         warnings.append(
@@ -180,7 +197,7 @@ def canvas_rows(
             "no --assignment-id NOTEBOOK=ID: Canvas matches each column to an assignment of the same "
             "title, or creates a new assignment"
         )
-    return out, warnings
+    return lines, warnings
 
 
 def export_canvas(
@@ -189,9 +206,10 @@ def export_canvas(
     db_url: str | None = None,
     roster: Path | None = None,
     assignment_ids: dict[str, str] | None = None,
+    out: TextIO | None = None,
 ) -> tuple[int, list[str]]:
     """Write the Canvas import CSV (atomically); returns (number of students, warnings)."""
-    table, warnings = canvas_rows(workdir, db_url, roster, assignment_ids)
+    table, warnings = canvas_rows(workdir, db_url, roster, assignment_ids, out)
     write_csv(Path(out_path), table)
     return len(table) - 2, warnings
 
@@ -238,6 +256,7 @@ def moodle_rows(
     notebook: str | None = None,
     roster: Path | None = None,
     now: datetime | None = None,
+    out: TextIO | None = None,
 ) -> tuple[list[list[str]], list[str]]:
     """The grading worksheet of one notebook (a Moodle assignment): header first, then one row per student with a
     participant id, and warnings.
@@ -248,14 +267,14 @@ def moodle_rows(
     itself, or id,student) or from a student id `grade` built from Moodle's folder names (`Ada-Lovelace-1234567`)."""
     from autograder.intake.lms import MOODLE_PARTICIPANT, lms_user_id, moodle_time
 
-    _, data = rows(workdir, db_url)
+    _, data = rows(workdir, db_url, out)
     notebook = _moodle_notebook(data, notebook)
     hidden = secret_lines(read(source_notebook(notebook)))
     records = {r.student: r for r in load_results(workdir) if r.notebook == notebook}
     ids = _lms_ids(workdir, roster)
     sheet = _worksheet_rows(roster)
     when = moodle_time((now or datetime.now()).astimezone())
-    out = [list(MOODLE_COLUMNS)]
+    lines = [list(MOODLE_COLUMNS)]
     without_id, maximum = [], ""
     for row in sorted((r for r in data if r["notebook"] == notebook), key=lambda r: r["student"]):
         participant = ids.get(row["student"]) or lms_user_id(row["student"])
@@ -264,8 +283,8 @@ def moodle_rows(
             continue
         maximum = row["max_score"]
         comment = _moodle_comment(row, records.get(row["student"]), hidden)
-        out.append(_moodle_row(row, f"{MOODLE_PARTICIPANT}{participant}", sheet.get(participant, {}), when, comment))
-    return out, _moodle_warnings(notebook, without_id, maximum)
+        lines.append(_moodle_row(row, f"{MOODLE_PARTICIPANT}{participant}", sheet.get(participant, {}), when, comment))
+    return lines, _moodle_warnings(notebook, without_id, maximum)
 
 
 def _moodle_notebook(data: list[dict], notebook: str | None) -> str:
@@ -343,8 +362,9 @@ def export_moodle(
     db_url: str | None = None,
     notebook: str | None = None,
     roster: Path | None = None,
+    out: TextIO | None = None,
 ) -> tuple[int, list[str]]:
     """Write the Moodle grading worksheet (atomically); returns (number of students, warnings)."""
-    table, warnings = moodle_rows(workdir, db_url, notebook, roster)
+    table, warnings = moodle_rows(workdir, db_url, notebook, roster, out=out)
     write_csv(Path(out_path), table)
     return len(table) - 1, warnings
