@@ -326,7 +326,7 @@ def test_many_formulas_under_the_length_bound_stop_at_the_budget(monkeypatch):
 def test_grade_and_feedback_through_the_cli_keep_the_real_score_on_top(browser, tmp_path):
     """The case as measured: a student who did nothing adds one code cell that displays the overlay as a
     `text/latex` output (it runs while the grader executes the notebook) and one Markdown cell with the dialog
-    class; `grade` then `feedback`, as the README says, and the page opened in Chromium."""
+    class; `grade` then `feedback`, as docs/grading.md says, and the page opened in Chromium."""
     from coursetools.samples import untouched_release, write_submission
     from helpers import run_cli
 

@@ -1,4 +1,4 @@
-"""The layout the README's "Layout" section describes, enforced: who may import whom.
+"""The layout docs/maintainers.md's "Layout" section describes, enforced: who may import whom.
 
 Read from the code with `ast` (every `import` and `from ... import`, at any depth, lazy ones included):
 
@@ -105,7 +105,7 @@ TOOLS = sorted((ROOT / "coursetools").glob("*.py"))
 def test_the_grader_imports_downwards_only(path):
     name = module_name(path)
     own = layer(name)
-    assert own is not None, f"{name} belongs to no layer of the README's layout: add it to LAYERS"
+    assert own is not None, f"{name} belongs to no layer of docs/maintainers.md's layout: add it to LAYERS"
     for imported in imports_of(path):
         top = imported.split(".")[0]
         if top in ("coursetools", "course"):
@@ -190,13 +190,13 @@ def test_no_import_cycle():
             visit(node)
 
 
-def test_the_layout_section_of_the_readme_names_every_package():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_layout_section_of_the_maintainers_page_names_every_package():
+    readme = (ROOT / "docs" / "maintainers.md").read_text(encoding="utf-8")
     tree = readme.split("The code, and what each package may import", 1)[1].split("```text", 1)[1].split("```", 1)[0]
     packages = {module_name(p.parent) for p in (ROOT / "autograder").rglob("__init__.py")} | {"coursetools", "course"}
     for package in sorted(packages):
         assert f" {package.rsplit('.', 1)[-1]}/ " in f" {' '.join(tree.split())} ", (
-            f"the README's layout tree does not describe {package}"
+            f"docs/maintainers.md's layout tree does not describe {package}"
         )
 
 

@@ -14,8 +14,8 @@ positions; running averages with momentum 0.1), the mistakes from the formula.
 The lesson's code cells are also read as Python (no build needed): no cell may define the exercise's
 `LayerNorm`, `FeedForward`, `EncoderLayer` or `Encoder`, a module with the exercise's attributes (a `weight` and a
 `bias` included), or a function or lambda that computes a mean and a variance (a reusable LayerNorm), under any
-name (the README's rule, "Changing an exercise": a lesson shows ideas in code that needs real work to become the
-exercise).
+name (the rule of docs/maintainers.md, "Changing an exercise": a lesson shows ideas in code that needs real work
+to become the exercise).
 
 Run: PATH=.venv/bin:$PATH .venv/bin/python -m pytest tests/test_lesson_07.py -q
 """

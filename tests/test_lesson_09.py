@@ -10,7 +10,7 @@ a fresh clone's curve never fell, and the page said "it fell 0 times"). So a cla
 checked against the numbers the page prints for that run (its training log, its tables), whatever shape the run
 took, never against one machine's shape.
 
-The lesson shows ideas in code that needs real work to become the exercise (the README, "Changing an exercise"): it
+The lesson shows ideas in code that needs real work to become the exercise (docs/maintainers.md): it
 trains on buckets of one length, with the step written inside `fit` and a decoder for buckets, and leaves the
 general case (`make_batch`, `train_step`, `greedy_decode`) to the exercise. `test_no_exercise_function_is_published`
 checks that neither the lesson's code nor `course/seq2seq.py` (which the public release ships) defines them.

@@ -88,50 +88,51 @@ def _table_rows(text: str) -> dict[str, str]:
 
 
 def table_mismatches(intro: str, readme: str, manifest: Manifest) -> list[str]:
-    """What the intro's and the README's chapter tables say that chapters.yml does not: a row per chapter in its
+    """What the intro's and docs/chapters.md's chapter tables say that chapters.yml does not: a row per chapter in its
     order, each naming the chapter's lesson, exercise notebook and the names the exercise builds. Only the prose of
     a row is typed by hand; every fact these checks read comes from the manifest, so a new chapter is one entry there
     and one row in each table."""
     found = []
     numbers = [c.number for c in manifest.chapters]
-    for name, text in (("intro.md", intro), ("README.md", readme)):
+    for name, text in (("intro.md", intro), ("docs/chapters.md", readme)):
         if list(_table_rows(text)) != numbers:
             found.append(f"{name}: the table's rows are {list(_table_rows(text))}, chapters.yml has {numbers}")
     intro_rows, readme_rows = _table_rows(intro), _table_rows(readme)
     for chapter in manifest.chapters:
         wanted = {
             "intro.md": [f"{{doc}}`{chapter.lesson}`", *(f"`{name}`" for name in chapter.builds)],
-            "README.md": [f"`{chapter.lesson}.md`", *(f"`{name}`" for name in chapter.builds)],
+            "docs/chapters.md": [f"`{chapter.lesson}.md`", *(f"`{name}`" for name in chapter.builds)],
         }
         if chapter.exercise:
-            wanted["README.md"] += [f"`chapters/{chapter.exercise}.ipynb`", f"`solutions/{chapter.exercise}.ipynb`"]
-        for name, rows in (("intro.md", intro_rows), ("README.md", readme_rows)):
+            notebooks = [f"`chapters/{chapter.exercise}.ipynb`", f"`solutions/{chapter.exercise}.ipynb`"]
+            wanted["docs/chapters.md"] += notebooks
+        for name, rows in (("intro.md", intro_rows), ("docs/chapters.md", readme_rows)):
             row = rows.get(chapter.number, "")
             found += [f"{name}: chapter {chapter.number}'s row lacks {w}" for w in wanted[name] if w not in row]
     return found
 
 
-def test_the_intro_and_readme_tables_agree_with_the_manifest():
+def test_the_intro_and_docs_chapter_tables_agree_with_the_manifest():
     intro = (ROOT / "intro.md").read_text(encoding="utf-8")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "chapters.md").read_text(encoding="utf-8")
     assert table_mismatches(intro, readme, MANIFEST) == []
 
 
 def test_a_table_that_disagrees_with_the_manifest_is_named():
     intro = (ROOT / "intro.md").read_text(encoding="utf-8")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "chapters.md").read_text(encoding="utf-8")
     last = MANIFEST.chapters[-1]
     renamed = replace(last, builds=(*last.builds, "NotWritten"))
     added = replace(last, number=f"{int(last.number) + 1:02d}")
     assert table_mismatches(intro, readme, replace(MANIFEST, chapters=(*MANIFEST.chapters[:-1], renamed))) == [
         f"intro.md: chapter {last.number}'s row lacks `NotWritten`",
-        f"README.md: chapter {last.number}'s row lacks `NotWritten`",
+        f"docs/chapters.md: chapter {last.number}'s row lacks `NotWritten`",
     ]
     missing = table_mismatches(intro, readme, replace(MANIFEST, chapters=(*MANIFEST.chapters, added)))
     assert missing[:2] and all("the table's rows are" in line for line in missing[:2]), missing
     dropped = readme.replace(f"`solutions/{last.exercise}.ipynb`", "")
     assert table_mismatches(intro, dropped, MANIFEST) == [
-        f"README.md: chapter {last.number}'s row lacks `solutions/{last.exercise}.ipynb`"
+        f"docs/chapters.md: chapter {last.number}'s row lacks `solutions/{last.exercise}.ipynb`"
     ]
 
 

@@ -1,5 +1,5 @@
-"""The README's workflows, end to end through the CLI, each with the files a hostile student or a careless LMS hands
-in (autograder/intake/): grade, feedback, export and report, and what each writes.
+"""The grading workflows (docs/grading.md), end to end through the CLI, each with the files a hostile student
+or a careless LMS hands in (autograder/intake/): grade, feedback, export and report, and what each writes.
 
 - a plain folder of student folders, a zip of one, Canvas's zip with its gradebook as the roster, Moodle's zip
   with (and without) its grading worksheet, an nbgrader course directory;
@@ -10,7 +10,7 @@ in (autograder/intake/): grade, feedback, export and report, and what each write
 - one control student in every run, whose per-cell points must be exactly those it gets when graded alone.
 
 The work dir's intake record (intake/state.json) is what feedback, export, verify and report read: `feedback` on the
-input `grade` was given writes a page per graded submission (the README's Canvas workflow with a roster wrote none),
+input `grade` was given writes a page per graded submission (the Canvas workflow with a roster wrote none),
 on another input it says so, and a corrupt record is refused loudly rather than read as nothing.
 """
 
@@ -74,7 +74,7 @@ def grade(source: Path, work: Path, *extra: str) -> subprocess.CompletedProcess:
 
 
 def after_grading(source: Path | None, work: Path, root: Path, *export_extra: str) -> dict[str, dict[str, str]]:
-    """feedback, export and report, as the README runs them after `grade`; checks each wrote what the README says
+    """feedback, export and report, as docs/grading.md runs them after `grade`; checks each wrote what it says
     and returns the export's rows by student."""
     graded = results(work)
     feedback = root / "feedback"
@@ -208,7 +208,7 @@ def test_canvas_with_its_gradebook_as_roster(tmp_path, alone):
     assert len(graded.stdout) < 20_000, "20,000 uploads make a short intake, not a list of their names"
     assert points(work)["jdoe"] == alone
     assert sorted(results(work)) == ["aabsent", "asmith", "jdoe"]
-    rows = after_grading(archive, work, tmp_path)  # the README's `ag feedback submissions.zip`: no --roster
+    rows = after_grading(archive, work, tmp_path)  # docs/grading.md's `ag feedback submissions.zip`: no --roster
     assert float(rows["asmith"]["score"]) == TOTAL
     assert "20,001 uploads; the latest kept (20,000 earlier ones not graded)" in rows["asmith"]["repairs"]
     assert len(rows["asmith"]["repairs"]) < 300

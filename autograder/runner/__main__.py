@@ -17,7 +17,7 @@ torch.Tensor, names defined by locked cells, torch's default dtype/device and gr
 mode, trace functions) and refuses to run tests next to things it cannot put back
 (tensor subclasses or __torch_function__ classes defined by student code, background
 threads, torch function/dispatch modes). After the cell it checks that nothing was
-replaced while the test ran. See the README's threat model for what this does not stop.
+replaced while the test ran. See docs/sandbox.md's threat model for what this does not stop.
 
 Files: `protocol.py` (the messages, shared with the grader), `kernel.py` (the cells), `shell.py` (the
 IPython shell of student cells), `priming.py` (imports and seeds before any cell), `guard.py` (what tests

@@ -13,7 +13,7 @@ that outlives a namespace), the server waits until the kernel has freed that uid
 says "idle". A wall-clock overrun is handled outside: the grader kills the whole sandbox and starts
 another.
 
-The channels are what keeps one child from speaking for the server or for the next child (the README's threat
+The channels are what keeps one child from speaking for the server or for the next child (docs/sandbox.md's threat
 model). The server's own frames ("zygote", "exited", "idle") go on its stdout, and it reads requests from a Unix
 socket of its own (`requests`, from the grader); each request brings, as SCM_RIGHTS descriptors, the read end of
 a command pipe and the write end of a result pipe that the grader made for that one child. The child closes every

@@ -15,7 +15,7 @@ Two sides of one contract, which meet only in gradescope.json (`settings`, the r
   the notebook's tests);
 - `container`: in Gradescope's container, setup.sh's checks and run_autograder's grading of one submission into
   results.json. The scripts call it as `python -m autograder.integrations.gradescope` (`__main__`).
-The README's "Using it with Gradescope" says what holds in each case.
+docs/grading.md's "Using it with ... Gradescope" says what holds in each case.
 """
 
 from autograder.integrations.gradescope.package import build_zip

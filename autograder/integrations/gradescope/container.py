@@ -7,7 +7,7 @@ runner's guard, per-cell results; hidden tests sent over the pipe one cell at a 
 - else as a uid of its own (`config.SANDBOX_UID_BASE` + slot, no capability, no_new_privs) under the same
   rlimits and time limits, while /autograder/source (the grader and the notebook's tests) and
   /autograder/results are root's only (0700) and submission_metadata.json root's (0600).
-The README's "Using it with Gradescope" says what holds in each case.
+docs/grading.md's "Using it with ... Gradescope" says what holds in each case.
 
 results.json: `score` (the total), `output` (why the notebook could not run to the end, what the grader
 repaired: plain text), `tests` (per graded cell: name = its grade_id, score, max_score, status, output = "passed"
