@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from autograder import config
+from autograder import config, interrupt
 from autograder.errors import InputError, NothingDone, UsageError
 from autograder.grading.late import parse_policy, parse_time
 
@@ -522,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     row written); 130 interrupted (Ctrl-C): what was recorded stays, and the same command finishes the rest. Any
     other exception is a bug: its traceback is shown."""
     args = build_parser().parse_args(argv)
+    interrupt.catch()
     try:
         return args.func(args)
     except NothingDone as exc:

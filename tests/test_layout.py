@@ -33,6 +33,7 @@ LAYERS = {  # package -> its rank; a module may import its own package and lower
     "autograder": 0,  # the package's docstring
     "autograder.config": 0,
     "autograder.errors": 0,  # UsageError and its kinds: imports nothing
+    "autograder.interrupt": 0,  # the remembered Ctrl-C: the standard library only
     "autograder.model": 1,
     "autograder.runner": 2,  # only its protocol, see below
     "autograder.intake": 2,

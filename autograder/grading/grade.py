@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from autograder import config
+from autograder import config, interrupt
 from autograder.errors import InputError, NothingDone, UsageError
 from autograder.grading import dry_run
 from autograder.grading.execute import execute_submission
@@ -367,6 +367,7 @@ def _grade(
         try:
             for done, result in enumerate(pool.run(work.todo, runner, options.retries), 1):
                 _record_finished(result, work, options.lateness, writer, out)
+                interrupt.check()  # a Ctrl-C that a finaliser swallowed stops the run here, with this result kept
                 left = eta(time.monotonic() - grading_started, done, len(work.todo))
                 say(out, _progress_line(done, len(work.todo), width, result) + (f"  [{left}]" if left else ""))
         finally:
