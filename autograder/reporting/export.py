@@ -71,41 +71,38 @@ def rows(
         assignments = sorted(
             gb.assignments, key=lambda a: (known.index(a.name) if a.name in known else len(known), a.name)
         )
-        total = sum(len(assignment.notebooks) for assignment in assignments)
-        done = 0
-        for assignment in assignments:
-            for notebook in assignment.notebooks:
-                done += 1
-                cells = _cell_order(notebook.name, [c.name for c in notebook.grade_cells])
-                columns += [c for c in cells if c not in columns]
-                for submission in sorted(notebook.submissions, key=lambda s: s.student.id):
-                    grades = {g.name: g.score for g in submission.grades}
-                    row = {
-                        "student": submission.student.id,
-                        "notebook": notebook.name,
-                        "score": f"{submission.score:g}",
-                        "max_score": f"{submission.max_score:g}",
-                    }
-                    row.update({c: f"{grades.get(c, 0):g}" for c in cells})
-                    record = records.get((submission.student.id, notebook.name))
-                    row["reason"] = record.reason if record else ""
-                    row["repairs"] = " | ".join(record.repairs) if record else ""
-                    row["copied_from"] = copied.get((submission.student.id, notebook.name), "")
-                    late = record.late if record else None
-                    if late is not None and late.deadline:
-                        row.update(
-                            submitted_at=late.submitted_at,
-                            late_days=str(late.late_days),
-                            penalty=f"{late.penalty:g}",
-                            final_score=f"{final_score(submission.score, late.penalty):g}",
-                        )
-                    table.append(row)
-                if out is not None:
-                    print(
-                        f"[{done}/{total}] {notebook.name}: {len(notebook.submissions)} submission(s) read",
-                        file=out,
-                        flush=True,
+        notebooks = [notebook for assignment in assignments for notebook in assignment.notebooks]
+        for done, notebook in enumerate(notebooks, 1):
+            cells = _cell_order(notebook.name, [c.name for c in notebook.grade_cells])
+            columns += [c for c in cells if c not in columns]
+            for submission in sorted(notebook.submissions, key=lambda s: s.student.id):
+                grades = {g.name: g.score for g in submission.grades}
+                row = {
+                    "student": submission.student.id,
+                    "notebook": notebook.name,
+                    "score": f"{submission.score:g}",
+                    "max_score": f"{submission.max_score:g}",
+                }
+                row.update({c: f"{grades.get(c, 0):g}" for c in cells})
+                record = records.get((submission.student.id, notebook.name))
+                row["reason"] = record.reason if record else ""
+                row["repairs"] = " | ".join(record.repairs) if record else ""
+                row["copied_from"] = copied.get((submission.student.id, notebook.name), "")
+                late = record.late if record else None
+                if late is not None and late.deadline:
+                    row.update(
+                        submitted_at=late.submitted_at,
+                        late_days=str(late.late_days),
+                        penalty=f"{late.penalty:g}",
+                        final_score=f"{final_score(submission.score, late.penalty):g}",
                     )
+                table.append(row)
+            if out is not None:
+                print(
+                    f"[{done}/{len(notebooks)}] {notebook.name}: {len(notebook.submissions)} submission(s) read",
+                    file=out,
+                    flush=True,
+                )
     late_columns = LATE_COLUMNS if any("final_score" in row for row in table) else []
     for row in table:  # a row without a deadline (graded before one was given): not late, as far as is known
         if late_columns and "final_score" not in row:
