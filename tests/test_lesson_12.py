@@ -303,6 +303,24 @@ def test_continue_text_top_k_keeps_the_k_most_probable():
     assert set(everything) == {"a", "b", "c", "d"}, "without top_k every character can be drawn"
 
 
+def test_continue_text_keeps_characters_tied_with_the_kth():
+    """ "b" and "c" are equally probable: with top_k = 1 both are drawn (ties with the k-th kept, as the docstring
+    says, so that a tie never depends on how a sort orders it), "a" and "d" never."""
+
+    class Tied(torch.nn.Module):
+        max_len = 4
+
+        def forward(self, tokens):
+            probs = torch.tensor([0.1, 0.4, 0.4, 0.1])
+            return probs.log().expand(tokens.shape[0], tokens.shape[1], 4)
+
+    vocab = shakespeare.Vocabulary("abcd")
+    drawn = Counter(
+        textlm.continue_text(Tied(), vocab, "a", 300, top_k=1, generator=torch.Generator().manual_seed(0))[1:]
+    )
+    assert set(drawn) == {"b", "c"}, drawn
+
+
 def test_the_published_course_code_holds_no_nucleus_sampler():
     """Exercise 12 builds top-p: a nucleus sampler in course/textlm.py (published when chapter 12 opens) was a
     pasteable answer (its lines in sample_top_p scored 13/18). The lesson samples with chapter 10's top-k."""
